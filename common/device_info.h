@@ -1,0 +1,43 @@
+// What GPU (if any) this process can use, and the numbers the programs report about it.
+#pragma once
+
+#include <string>
+
+namespace gemm {
+
+struct GpuInfo {
+  bool usable = false;
+  std::string why_not;     // set when !usable: no driver, no device, or no code for this GPU
+  int device = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int sm_clock_khz = 0;    // peak SM clock the driver reports
+  int mem_clock_khz = 0;   // peak memory clock
+  int mem_bus_bits = 0;
+  long long l2_bytes = 0;
+  int smem_per_block_optin = 0;
+  int driver_version = 0;  // e.g. 13000 for CUDA 13.0
+  int runtime_version = 0;
+
+  // tcgen05 exists only on sm_100-class GPUs; elsewhere stages 05-07 run through the emulator.
+  bool tcgen05_native() const { return cc_major == 10; }
+  // FP32 FMA peak of the CUDA cores at the peak clock: SMs x 128 lanes x 2 FLOP x clock.
+  double fp32_peak_tflops() const { return sm_count * 128.0 * 2.0 * sm_clock_khz * 1e3 / 1e12; }
+  // DRAM bandwidth from the memory clock and bus width (double data rate).
+  double dram_peak_gbps() const { return 2.0 * mem_clock_khz * 1e3 * (mem_bus_bits / 8.0) / 1e9; }
+  std::string compute_capability() const { return std::to_string(cc_major) + "." + std::to_string(cc_minor); }
+};
+
+// Probed once; never throws. A GPU is "usable" when the driver answers and this binary carries code
+// that the GPU can run (sm_90a or sm_100a).
+const GpuInfo& gpu_info();
+
+// Current clocks as nvidia-smi reports them (a program on PATH, not a linked library), or
+// "unavailable".
+std::string gpu_clocks_now();
+
+// "13.0" style version strings.
+std::string cuda_version_string(int version);
+
+}  // namespace gemm

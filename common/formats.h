@@ -1,0 +1,135 @@
+// Number formats of NVFP4: E2M1 (the 4-bit payload), E4M3 (the per-16-values block scale) and the
+// FP16 the GEMM writes. Encoders round to nearest, ties to even, and saturate, which is exactly what
+// the hardware conversions (cvt.rn.satfinite.*) do; decoders are exact.
+//
+// E2M1: 1 sign, 2 exponent (bias 1), 1 mantissa bit; no Inf, no NaN.    PTX ISA 9.1, section 5.2.3
+//   magnitudes by code 0..7:  0  0.5  1  1.5  2  3  4  6
+// E4M3 ("fn"): 1 sign, 4 exponent (bias 7), 3 mantissa bits; no Inf; NaN is S.1111.111;
+//   largest finite 448 (0x7E), smallest normal 2^-6, smallest subnormal 2^-9.
+// Packing: two E2M1 values per byte, the even k in the low nibble (the layout PyTorch, vLLM and the
+//   tensor cores' kind::mxf4nvf4 use).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "common/config.h"
+
+namespace gemm {
+
+inline constexpr float kE2M1Max = 6.0f;    // largest E2M1 magnitude
+inline constexpr float kE4M3Max = 448.0f;  // largest finite E4M3 magnitude
+inline constexpr uint8_t kE4M3NaN = 0x7F;
+
+// ---- E2M1 ----------------------------------------------------------------------------------------
+
+GEMM_HD float e2m1_to_float(uint8_t code) {
+  // Index = the three magnitude bits; bit 3 is the sign. Written as arithmetic rather than a table
+  // so that it also works in device code without a __constant__ array.
+  const uint8_t mag = code & 0x7;
+  const uint8_t exp = mag >> 1, man = mag & 1;
+  const float value = exp == 0 ? 0.5f * man                                       // subnormal: m/2
+                               : (1.0f + 0.5f * man) * float(1 << (exp - 1));    // 2^(e-1) (1 + m/2)
+  return (code & 0x8) ? -value : value;
+}
+
+// Round to nearest even on the E2M1 grid, saturating at +-6. NaN becomes +6, as cvt.rn.satfinite
+// does (the quantizer never feeds it NaN; the case is defined only so the function is total).
+GEMM_HD uint8_t e2m1_from_float(float x) {
+  if (x != x) return 0x7;
+  const uint8_t sign = std::signbit(x) ? 0x8 : 0x0;
+  const float a = std::fabs(x);
+  if (!(a < kE2M1Max)) return sign | 0x7;
+  uint8_t mag;
+  if (a < 1.0f) {
+    // Subnormal range, step 0.5: codes 0, 1 and (when a rounds up to 1.0) 2, the first normal.
+    mag = uint8_t(std::rint(a * 2.0f));
+  } else {
+    int e2;
+    std::frexp(a, &e2);               // a = f * 2^e2 with f in [0.5, 1)
+    const int e = e2 - 1;             // a in [2^e, 2^(e+1)), e in {0, 1, 2}
+    const int q = int(std::rint(std::ldexp(a, 1 - e)));  // 2 * a / 2^e in [2, 4]; 4 carries
+    mag = uint8_t(((e + 1) << 1) + q - 2);
+    if (mag > 0x7) mag = 0x7;
+  }
+  return sign | mag;
+}
+
+GEMM_HD uint8_t pack_e2m1x2(uint8_t even_k, uint8_t odd_k) {
+  return uint8_t((even_k & 0xF) | ((odd_k & 0xF) << 4));
+}
+GEMM_HD uint8_t e2m1_even(uint8_t byte) { return byte & 0xF; }  // element k = 2i
+GEMM_HD uint8_t e2m1_odd(uint8_t byte) { return byte >> 4; }    // element k = 2i + 1
+
+// ---- E4M3 ----------------------------------------------------------------------------------------
+
+GEMM_HD float e4m3_to_float(uint8_t code) {
+  const int exp = (code >> 3) & 0xF, man = code & 0x7;
+  float value;
+  if (exp == 0xF && man == 0x7) {
+    value = NAN;
+  } else if (exp == 0) {
+    value = std::ldexp(float(man), -9);               // subnormal: m * 2^-9
+  } else {
+    value = std::ldexp(float(8 + man), exp - 10);     // (1 + m/8) 2^(e-7)
+  }
+  return (code & 0x80) ? -value : value;
+}
+
+// Round to nearest even, saturating at +-448 (Inf too); NaN stays NaN.
+GEMM_HD uint8_t e4m3_from_float(float x) {
+  if (x != x) return kE4M3NaN;
+  const uint8_t sign = std::signbit(x) ? 0x80 : 0x00;
+  const float a = std::fabs(x);
+  if (!(a <= kE4M3Max)) return sign | 0x7E;
+  uint8_t mag;
+  if (a < 0.015625f) {
+    // Below the smallest normal 2^-6: multiples of 2^-9. A result of 8 is 2^-6, whose code is 0x08.
+    mag = uint8_t(std::rint(a * 512.0f));
+  } else {
+    int e2;
+    std::frexp(a, &e2);
+    const int e = e2 - 1;                                     // a in [2^e, 2^(e+1)), e in [-6, 8]
+    const int q = int(std::rint(std::ldexp(a, 3 - e)));      // 8 a / 2^e in [8, 16]; 16 carries
+    mag = uint8_t(((e + 7) << 3) + q - 8);
+    if (mag > 0x7E) mag = 0x7E;
+  }
+  return sign | mag;
+}
+
+// ---- FP16 (host side; kernels use cuda_fp16.h) --------------------------------------------------
+
+// Correctly rounded double -> IEEE binary16 (nearest even; overflow to Inf as __float2half_rn does).
+// Going straight from double avoids the double rounding of double -> float -> half.
+inline uint16_t half_bits_from_double(double x) {
+  if (x != x) return 0x7E00;
+  const uint16_t sign = std::signbit(x) ? 0x8000 : 0x0000;
+  const double a = std::fabs(x);
+  if (a >= 65520.0) return sign | 0x7C00;  // 65520 is the midpoint between 65504 and 2^16: ties up
+  uint16_t mag;
+  if (a < 0x1p-14) {
+    mag = uint16_t(std::rint(a * 0x1p24));  // subnormals: multiples of 2^-24; 1024 = smallest normal
+  } else {
+    int e2;
+    std::frexp(a, &e2);
+    const int e = e2 - 1;
+    const int q = int(std::rint(std::ldexp(a, 10 - e)));  // in [1024, 2048]; 2048 carries
+    mag = uint16_t(((e + 15) << 10) + q - 1024);
+  }
+  return sign | mag;
+}
+
+inline double half_bits_to_double(uint16_t h) {
+  const int exp = (h >> 10) & 0x1F, man = h & 0x3FF;
+  double value;
+  if (exp == 0x1F) {
+    value = man ? NAN : INFINITY;
+  } else if (exp == 0) {
+    value = std::ldexp(double(man), -24);
+  } else {
+    value = std::ldexp(double(1024 + man), exp - 25);
+  }
+  return (h & 0x8000) ? -value : value;
+}
+
+}  // namespace gemm

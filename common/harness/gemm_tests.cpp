@@ -1,0 +1,223 @@
+#include "common/harness/gemm_tests.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+
+#include "common/cuda_check.h"
+#include "common/device_buffer.h"
+#include "common/harness/compare.h"
+#include "common/reference.h"
+
+namespace gemm::testing {
+namespace {
+
+constexpr int kPoisonByte = 0xFF;  // every float and every half made of 0xFF bytes is a NaN
+
+std::string shape_name(const char* tier, int M, int N, int K, int L) {
+  return std::string(tier) + "_M" + std::to_string(M) + "_N" + std::to_string(N) + "_K" + std::to_string(K) + "_L" +
+         std::to_string(L);
+}
+
+void add(std::vector<GemmCase>& cases, Tier tier, int M, int N, int K, int L) {
+  for (const auto& c : cases)
+    if (c.M == M && c.N == N && c.K == K && c.L == L && c.tier == tier) return;
+  cases.push_back({shape_name(tier_name(tier), M, N, K, L), M, N, K, L, tier});
+}
+
+template <class T>
+bool all_bytes_are(const std::vector<T>& v, int byte) {
+  const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+  for (size_t i = 0; i < v.size() * sizeof(T); ++i)
+    if (p[i] != byte) return false;
+  return true;
+}
+
+// Runs `launch` once with a poisoned C, returns C.
+template <class T, class Launch>
+std::vector<T> run_poisoned(DeviceBuffer<T>& C, Launch&& launch) {
+  C.fill_bytes(kPoisonByte);
+  launch();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return C.download();
+}
+
+// Each entry: a name for the message, and a mutation that breaks exactly one rule.
+template <class Args>
+struct BadArgs {
+  const char* expect_in_message;
+  std::function<void(Args&)> mutate;
+};
+
+template <class Args>
+std::vector<BadArgs<Args>> common_bad_args() {
+  return {
+      {"M", [](Args& a) { a.M = 0; }},
+      {"N", [](Args& a) { a.N = 0; }},
+      {"K", [](Args& a) { a.K = 0; }},
+      {"M", [](Args& a) { a.M = -5; }},
+      {"L", [](Args& a) { a.L = 0; }},
+      {"L", [](Args& a) { a.L = kMaxBatch + 1; }},
+      {"A", [](Args& a) { a.A = nullptr; }},
+      {"B", [](Args& a) { a.B = nullptr; }},
+      {"C", [](Args& a) { a.C = nullptr; }},
+  };
+}
+
+std::vector<BadArgs<Fp32GemmArgs>> fp32_bad_args() {
+  auto v = common_bad_args<Fp32GemmArgs>();
+  v.push_back({"A", [](Fp32GemmArgs& a) { a.A = reinterpret_cast<const float*>(reinterpret_cast<const char*>(a.A) + 2); }});
+  return v;
+}
+
+std::vector<BadArgs<Nvfp4GemmArgs>> nvfp4_bad_args() {
+  auto v = common_bad_args<Nvfp4GemmArgs>();
+  v.push_back({"K", [](Nvfp4GemmArgs& a) { a.K = 48; }});   // a multiple of 16 but not of 32
+  v.push_back({"K", [](Nvfp4GemmArgs& a) { a.K = 31; }});
+  v.push_back({"SFA", [](Nvfp4GemmArgs& a) { a.SFA = nullptr; }});
+  v.push_back({"SFB", [](Nvfp4GemmArgs& a) { a.SFB = nullptr; }});
+  v.push_back({"A", [](Nvfp4GemmArgs& a) { a.A += 8; }});     // not 16-byte aligned
+  v.push_back({"SFB", [](Nvfp4GemmArgs& a) { a.SFB += 4; }});
+  v.push_back({"alpha", [](Nvfp4GemmArgs& a) { a.alpha = NAN; }});
+  v.push_back({"alpha", [](Nvfp4GemmArgs& a) { a.alpha = INFINITY; }});
+  return v;
+}
+
+template <class Args, class Launcher>
+void expect_all_rejected(Launcher launch, const Args& good, const std::vector<BadArgs<Args>>& bad) {
+  for (const auto& b : bad) {
+    Args a = good;
+    b.mutate(a);
+    try {
+      launch(a, cudaStream_t{});
+      ADD_FAILURE() << "accepted invalid arguments (expected a complaint about " << b.expect_in_message << ")";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(": ") + b.expect_in_message + " "), std::string::npos)
+          << "message does not name " << b.expect_in_message << ": " << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "threw something other than std::invalid_argument: " << e.what();
+    }
+  }
+}
+
+// Placeholder device addresses for the CPU-only checks: aligned, never dereferenced.
+template <class T>
+T* placeholder(uintptr_t at) {
+  return reinterpret_cast<T*>(at);
+}
+
+}  // namespace
+
+std::string case_name(const ::testing::TestParamInfo<GemmCase>& info) { return info.param.name; }
+
+std::vector<GemmCase> fp32_cases(Tile t) {
+  std::vector<GemmCase> c;
+  for (Tier tier : {Tier::kExact, Tier::kRealistic}) {
+    add(c, tier, 1, 1, 1, 1);
+    add(c, tier, 1, 37, 19, 1);
+    add(c, tier, 31, 1, 5, 1);
+    add(c, tier, 17, 13, 31, 1);
+    add(c, tier, t.m + 1, t.n + 1, t.k + 1, 1);
+    add(c, tier, 2 * t.m - 1, 2 * t.n - 1, 2 * t.k - 1, 1);
+    add(c, tier, 128, 128, 128, 1);
+    add(c, tier, 256, 192, 320, 1);
+    add(c, tier, 67, 131, 1031, 1);  // long K, primes
+    add(c, tier, 29, 53, 97, 3);     // L > 1
+    add(c, tier, 2 * t.m, 2 * t.n, 4 * t.k, 2);
+  }
+  add(c, Tier::kRealistic, 509, 1021, 257, 1);
+  add(c, Tier::kRealistic, 1024, 1024, 1024, 1);
+  return c;
+}
+
+std::vector<GemmCase> nvfp4_cases(Tile t) {
+  std::vector<GemmCase> c;
+  const int k_tail = (t.k + 32) / 32 * 32;  // smallest multiple of 32 above the tile's K
+  for (Tier tier : {Tier::kExact, Tier::kLayout, Tier::kRealistic}) {
+    add(c, tier, 1, 1, 32, 1);
+    add(c, tier, 1, 37, 64, 1);
+    add(c, tier, 31, 1, 96, 1);
+    add(c, tier, 17, 13, 160, 1);
+    add(c, tier, t.m + 1, t.n + 1, k_tail, 1);
+    add(c, tier, 2 * t.m - 1, 2 * t.n - 1, 2 * k_tail, 1);
+    add(c, tier, 128, 128, 256, 1);
+    add(c, tier, 129, 257, 544, 1);  // one past the 128-row scale tile; K not a multiple of 64
+    add(c, tier, 67, 131, 1056, 1);
+    add(c, tier, 29, 53, 96, 3);
+    add(c, tier, 2 * t.m, 2 * t.n, 4 * k_tail, 2);
+  }
+  add(c, Tier::kRealistic, 509, 1021, 2048, 1);
+  add(c, Tier::kRealistic, 1024, 1024, 1024, 1);
+  return c;
+}
+
+void run_case(Fp32Launcher launch, const GemmCase& c, Tile tile) {
+  SCOPED_TRACE("case " + c.name + ", seed " + std::to_string(seed_for(c.name)) +
+               " (set GEMM_TEST_SEED to draw other data)");
+  const HostFp32Problem p = make_fp32_problem(c.M, c.N, c.K, c.L, c.tier, seed_for(c.name));
+  DeviceBuffer<float> A(p.A), B(p.B), C(size_t(int64_t(c.M) * c.N * c.L));
+  const Fp32GemmArgs args{c.M, c.N, c.K, c.L, A.get(), B.get(), C.get()};
+  const auto first = run_poisoned(C, [&] { launch(args, cudaStream_t{}); });
+  const ReferenceOutput ref = reference_gemm(p.host_args());
+  const CompareResult r = compare_fp32(first, ref, {c.M, c.N, c.K, c.L, tile.m, tile.n}, c.tier);
+  EXPECT_TRUE(r.ok()) << r.describe();
+  const auto second = run_poisoned(C, [&] { launch(args, cudaStream_t{}); });
+  EXPECT_EQ(0, std::memcmp(first.data(), second.data(), first.size() * sizeof(float)))
+      << "two runs on the same inputs differ: a race";
+}
+
+void run_case(Nvfp4Launcher launch, const GemmCase& c, Tile tile) {
+  SCOPED_TRACE("case " + c.name + ", seed " + std::to_string(seed_for(c.name)) +
+               " (set GEMM_TEST_SEED to draw other data)");
+  const HostNvfp4Problem p = make_nvfp4_problem(c.M, c.N, c.K, c.L, c.tier, seed_for(c.name));
+  DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
+  DeviceBuffer<uint16_t> C(size_t(int64_t(c.M) * c.N * c.L));
+  const Nvfp4GemmArgs args{c.M, c.N, c.K, c.L, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha,
+                           reinterpret_cast<__half*>(C.get())};
+  const auto first = run_poisoned(C, [&] { launch(args, cudaStream_t{}); });
+  const ReferenceOutput ref = reference_gemm(p.host_args());
+  const CompareResult r = compare_fp16(first, ref, {c.M, c.N, c.K, c.L, tile.m, tile.n}, c.tier);
+  EXPECT_TRUE(r.ok()) << r.describe();
+  const auto second = run_poisoned(C, [&] { launch(args, cudaStream_t{}); });
+  EXPECT_EQ(first, second) << "two runs on the same inputs differ: a race";
+}
+
+void expect_rejects_invalid_arguments_cpu(Fp32Launcher launch) {
+  const Fp32GemmArgs good{64, 64, 64, 1, placeholder<const float>(0x10000), placeholder<const float>(0x20000),
+                          placeholder<float>(0x30000)};
+  expect_all_rejected(launch, good, fp32_bad_args());
+}
+
+void expect_rejects_invalid_arguments_cpu(Nvfp4Launcher launch) {
+  const Nvfp4GemmArgs good{64,  64, 64, 1, placeholder<const uint8_t>(0x10000), placeholder<const uint8_t>(0x20000),
+                           placeholder<const uint8_t>(0x30000), placeholder<const uint8_t>(0x40000), 1.0f,
+                           placeholder<__half>(0x50000)};
+  expect_all_rejected(launch, good, nvfp4_bad_args());
+}
+
+void expect_rejects_invalid_arguments_gpu(Fp32Launcher launch) {
+  const int M = 64, N = 64, K = 64;
+  const HostFp32Problem p = make_fp32_problem(M, N, K, 1, Tier::kRealistic, seed_for("invalid"));
+  DeviceBuffer<float> A(p.A), B(p.B), C(size_t(M) * N);
+  C.fill_bytes(kPoisonByte);
+  expect_all_rejected(launch, Fp32GemmArgs{M, N, K, 1, A.get(), B.get(), C.get()}, fp32_bad_args());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(all_bytes_are(C.download(), kPoisonByte)) << "a rejected call wrote to C";
+}
+
+void expect_rejects_invalid_arguments_gpu(Nvfp4Launcher launch) {
+  const int M = 64, N = 64, K = 64;
+  const HostNvfp4Problem p = make_nvfp4_problem(M, N, K, 1, Tier::kRealistic, seed_for("invalid"));
+  DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
+  DeviceBuffer<uint16_t> C(size_t(M) * N);
+  C.fill_bytes(kPoisonByte);
+  expect_all_rejected(launch,
+                      Nvfp4GemmArgs{M, N, K, 1, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha,
+                                    reinterpret_cast<__half*>(C.get())},
+                      nvfp4_bad_args());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(all_bytes_are(C.download(), kPoisonByte)) << "a rejected call wrote to C";
+}
+
+}  // namespace gemm::testing

@@ -1,0 +1,59 @@
+// The GPU test procedure every stage's test.cu runs, so that "tested against the CPU reference"
+// means the same thing for every stage:
+//   1. seeded inputs of the case's tier (common/harness/problems.h), uploaded;
+//   2. C poisoned with NaN (all bytes 0xFF) so an unwritten output cannot pass;
+//   3. launch through the stage's launcher, synchronise, check every CUDA error;
+//   4. compare every output with the CPU reference (common/harness/compare.h);
+//   5. poison and run again: the two results must be identical bit for bit (a result that moves
+//      between runs is a race, even when both runs happen to be within tolerance).
+// Plus the invalid-argument checks: each broken argument throws std::invalid_argument naming the
+// argument, and (on a GPU) C is left untouched.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/device_info.h"
+#include "common/harness/problems.h"
+#include "common/registry.h"
+
+// First line of every GPU test: skip (never pass) where there is no GPU this binary can use.
+#define GEMM_REQUIRE_GPU()                                                                 \
+  do {                                                                                     \
+    if (!::gemm::gpu_info().usable) GTEST_SKIP() << "no usable GPU: " << ::gemm::gpu_info().why_not; \
+  } while (0)
+
+namespace gemm::testing {
+
+struct GemmCase {
+  std::string name;  // also the seed
+  int M, N, K, L;
+  Tier tier;
+};
+// gtest parameter names: "exact_M17_N13_K31_L1".
+std::string case_name(const ::testing::TestParamInfo<GemmCase>& info);
+inline void PrintTo(const GemmCase& c, std::ostream* os) { *os << c.name; }
+
+// The tile a stage computes per block: the case lists add shapes one past it and one short of two.
+struct Tile {
+  int m, n, k;
+};
+
+// Shape lists: tails (1, primes, one past a tile), aligned sizes, K from tiny to long, L > 1,
+// in every tier the precision has.
+std::vector<GemmCase> fp32_cases(Tile tile);
+std::vector<GemmCase> nvfp4_cases(Tile tile);
+
+void run_case(Fp32Launcher launch, const GemmCase& c, Tile tile);
+void run_case(Nvfp4Launcher launch, const GemmCase& c, Tile tile);
+
+// Invalid arguments. The CPU variant needs no GPU (validation happens before any CUDA call, so it
+// can use placeholder pointers); the GPU variant also checks that C was not written.
+void expect_rejects_invalid_arguments_cpu(Fp32Launcher launch);
+void expect_rejects_invalid_arguments_cpu(Nvfp4Launcher launch);
+void expect_rejects_invalid_arguments_gpu(Fp32Launcher launch);
+void expect_rejects_invalid_arguments_gpu(Nvfp4Launcher launch);
+
+}  // namespace gemm::testing

@@ -1,0 +1,41 @@
+// What every stageNN program shares: its options, its run-check-time step and its summary line. The
+// walkthrough text itself (the part worth reading) lives in each stage's main.cu.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/registry.h"
+
+namespace gemm::program {
+
+struct Options {
+  int M = 4096, N = 4096, K = 4096, L = 1;
+  uint64_t seed = 1;
+  int iters = 20;
+  std::string summary;  // --summary FILE: append one tab-separated result line (the tutorial runner reads it)
+};
+
+// --m --n --k --l --seed --iters --summary; --help prints usage and exits.
+Options parse(int argc, char** argv, const Stage& stage, Options defaults);
+
+void banner(const Stage& stage);
+void section(const char* title);
+
+struct Result {
+  std::string status = "SKIPPED";  // PASSED, FAILED or SKIPPED (no GPU)
+  std::string why;                  // for SKIPPED/FAILED
+  double ms = 0, tflops = 0, gbps = 0, peak_fraction = 0;
+  int64_t checked = 0;
+  std::string note;                 // e.g. "tcgen05 emulated: timing is not performance"
+};
+
+// Realistic-tier inputs at the options' shape: run once on a NaN-poisoned C, check against the CPU
+// reference (every output for small problems, otherwise corners, tails and random samples), then
+// time `iters` launches with CUDA events and report the median. No GPU: status SKIPPED.
+Result run_and_check(const Stage& stage, const Options& o);
+
+// Prints the result, appends the summary line, and returns the exit code (1 when FAILED).
+int finish(const Stage& stage, const Options& o, const Result& r);
+
+}  // namespace gemm::program

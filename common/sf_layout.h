@@ -1,0 +1,45 @@
+// Where an NVFP4 block scale lives in memory: the "blocked" scale-factor layout that cuBLAS, CUTLASS
+// and the tcgen05 tensor cores share (FACTS.md 4.1: PyTorch's to_blocked, cuBLAS "1D block scaling
+// factors layout").
+//
+// Logical view: one E4M3 scale per row and per 16 consecutive k, a rows x (K/16) matrix.
+// Physical view: rows are padded to a multiple of 128 and scale columns to a multiple of 4, and the
+// matrix is cut into 128-row x 4-column tiles of 512 bytes, stored row-block-major:
+//
+//   tile  = (row / 128) * ceil(K/64) + (k16 / 4)        512 bytes each
+//   byte  = (row % 32) * 16 + ((row % 128) / 32) * 4 + (k16 % 4)
+//
+// So a tile is 32 lines of 16 bytes, line i holding rows i, i+32, i+64, i+96 with their four scales
+// each. That 512-byte image is exactly what one tcgen05.cp .32x128b.warpx4 copies into Tensor
+// Memory for one 128-row MMA of K = 64 (stage 05), and it is what TMA moves in one bulk copy
+// (stage 04). Every stage and the CPU reference index scales through sf_offset() and nothing else.
+#pragma once
+
+#include <cstdint>
+
+#include "common/config.h"
+
+namespace gemm {
+
+inline constexpr int kSfVector = 16;      // values per block scale
+inline constexpr int kSfTileRows = 128;   // rows per scale tile
+inline constexpr int kSfTileCols = 4;     // scale columns (k16 blocks) per tile = 64 values of k
+inline constexpr int kSfTileBytes = kSfTileRows * kSfTileCols;  // 512
+
+GEMM_HD int64_t sf_padded_rows(int64_t rows) { return (rows + kSfTileRows - 1) / kSfTileRows * kSfTileRows; }
+GEMM_HD int64_t sf_padded_cols(int64_t K) {
+  const int64_t k16 = (K + kSfVector - 1) / kSfVector;
+  return (k16 + kSfTileCols - 1) / kSfTileCols * kSfTileCols;
+}
+// Bytes of one batch's scales, padding included; batches are stored back to back.
+GEMM_HD int64_t sf_batch_bytes(int64_t rows, int64_t K) { return sf_padded_rows(rows) * sf_padded_cols(K); }
+
+// Byte offset, within one batch, of the scale of (row, k16) where k16 = k / 16.
+GEMM_HD int64_t sf_offset(int64_t row, int64_t k16, int64_t K) {
+  const int64_t tiles_per_row_block = sf_padded_cols(K) / kSfTileCols;
+  const int64_t tile = (row / kSfTileRows) * tiles_per_row_block + k16 / kSfTileCols;
+  const int64_t r = row % kSfTileRows;
+  return tile * kSfTileBytes + (r % 32) * 16 + (r / 32) * 4 + k16 % kSfTileCols;
+}
+
+}  // namespace gemm

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Turn the benchmark JSON in docs/data/ into the plots in docs/plots/ and the result tables.
+
+    python3 docs/plot.py            redraw docs/plots/*.svg, rewrite the tables between
+                                    <!-- results:begin --> / <!-- results:end --> in docs/README.md
+                                    and in each stage's README.md
+    python3 docs/plot.py --check    validate every docs/data/*.json and render everything (plus a
+                                    synthetic data set) into a temporary folder; changes nothing.
+                                    Exit code 77 (ctest's "skipped") when matplotlib is missing.
+
+Each docs/data/<stage>.json is one run of bench_stageNN (Google Benchmark JSON): the stage, its
+predecessor and a library peer, timed in the same process. The label of each benchmark is its role
+("stage", "predecessor", "peer"); the counters hold TFLOP/s, GB/s, M, N, K, L. Timings taken with
+tcgen05 emulated (context "tcgen05" starting with EMULATED) are drawn as such and never enter the
+performance overview.
+"""
+import argparse
+import json
+import os
+import pathlib
+import re
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DATA = ROOT / "docs" / "data"
+PLOTS = ROOT / "docs" / "plots"
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+REQUIRED_CONTEXT = ["stage", "gpu", "sm_count", "sm_clock_max_mhz", "clocks_now", "driver_cuda_version",
+                    "runtime_cuda_version", "commit", "tcgen05", "date"]
+REQUIRED_COUNTERS = ["TFLOP/s", "GB/s", "M", "N", "K", "L"]
+ROLE_STYLE = {"stage": dict(marker="o", lw=2.2), "predecessor": dict(marker="s", lw=1.4, ls="--"),
+              "peer": dict(marker="^", lw=1.4, ls=":")}
+
+
+class DataError(Exception):
+    pass
+
+
+def load(path):
+    with open(path) as f:
+        doc = json.load(f)
+    ctx = doc.get("context", {})
+    missing = [k for k in REQUIRED_CONTEXT if k not in ctx]
+    if missing:
+        raise DataError(f"{path}: context lacks {missing}")
+    rows = [b for b in doc.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
+    medians = [b for b in doc.get("benchmarks", []) if b.get("aggregate_name") == "median"]
+    rows = medians or rows
+    if not rows:
+        raise DataError(f"{path}: no benchmark results")
+    for b in rows:
+        if "error_occurred" in b and b["error_occurred"]:
+            raise DataError(f"{path}: {b['name']} failed: {b.get('error_message')}")
+        lacking = [c for c in REQUIRED_COUNTERS if c not in b]
+        if lacking:
+            raise DataError(f"{path}: {b['name']} lacks counters {lacking}")
+        if b.get("label") not in ROLE_STYLE:
+            raise DataError(f"{path}: {b['name']} has no role label")
+    results = []
+    for b in rows:
+        impl = b.get("run_name", b["name"]).split("/")[0]
+        results.append(dict(impl=impl, role=b["label"], M=int(b["M"]), N=int(b["N"]), K=int(b["K"]), L=int(b["L"]),
+                            tflops=float(b["TFLOP/s"]), gbps=float(b["GB/s"]),
+                            ms=float(b["real_time"]) * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]))
+    return dict(path=pathlib.Path(path), stage=ctx["stage"], ctx=ctx, results=results,
+                emulated=str(ctx["tcgen05"]).startswith("EMULATED"))
+
+
+def shape_key(r):
+    return (r["M"], r["N"], r["K"], r["L"])
+
+
+def shape_text(key):
+    m, n, k, l = key
+    return f"{m}x{n}x{k}" + (f"x{l}" if l > 1 else "")
+
+
+def is_square(key):
+    return key[0] == key[1] == key[2] and key[3] == 1
+
+
+def stamp(ctx):
+    return (f"{ctx['gpu']} | SM clock max {ctx['sm_clock_max_mhz']} MHz | CUDA runtime {ctx['runtime_cuda_version']}, "
+            f"driver {ctx['driver_cuda_version']} | {ctx['date'][:10]} | commit {ctx['commit']}")
+
+
+def plot_stage(plt, run, out_dir):
+    results = run["results"]
+    squares = sorted({shape_key(r) for r in results if is_square(shape_key(r))})
+    others = sorted({shape_key(r) for r in results if not is_square(shape_key(r))})
+    panels = (1 if squares else 0) + (1 if others else 0)
+    fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 4.6), squeeze=False)
+    axes = list(axes[0])
+    impls = []
+    for r in results:
+        if (r["impl"], r["role"]) not in impls:
+            impls.append((r["impl"], r["role"]))
+    if squares:
+        ax = axes.pop(0)
+        for impl, role in impls:
+            pts = sorted((r["M"], r["tflops"]) for r in results if r["impl"] == impl and is_square(shape_key(r)))
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], label=f"{impl} ({role})", **ROLE_STYLE[role])
+        ax.set_xscale("log", base=2)
+        ax.set_xticks([s[0] for s in squares], [str(s[0]) for s in squares])
+        ax.set_xlabel("M = N = K")
+        ax.set_ylabel("TFLOP/s (2MNK / time)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    if others:
+        ax = axes.pop(0)
+        width = 0.8 / max(1, len(impls))
+        for i, (impl, role) in enumerate(impls):
+            vals = []
+            for key in others:
+                match = [r["tflops"] for r in results if r["impl"] == impl and shape_key(r) == key]
+                vals.append(match[0] if match else 0.0)
+            ax.bar([j + i * width for j in range(len(others))], vals, width, label=f"{impl} ({role})")
+        ax.set_xticks([j + width * (len(impls) - 1) / 2 for j in range(len(others))], [shape_text(k) for k in others],
+                      fontsize=8)
+        ax.set_xlabel("M x N x K")
+        ax.set_ylabel("TFLOP/s")
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=8)
+    title = f"{run['stage']}: {run['ctx'].get('stage_idea', '')}"
+    if run["emulated"]:
+        title += "\nEMULATED tcgen05: these timings are NOT performance"
+    fig.suptitle(title, fontsize=10)
+    fig.text(0.5, 0.005, stamp(run["ctx"]), ha="center", fontsize=7, color="0.35")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    path = out_dir / f"{run['stage']}.svg"
+    fig.savefig(path, metadata={"Date": None})
+    plt.close(fig)
+    return path
+
+
+def plot_overview(plt, runs, out_dir):
+    fig, ax = plt.subplots(figsize=(8, 5))
+    peers = {}
+    skipped = []
+    for run in runs:
+        if run["emulated"]:
+            skipped.append(run["stage"])
+            continue
+        pts = sorted((r["M"], r["tflops"]) for r in run["results"] if r["role"] == "stage" and is_square(shape_key(r)))
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=run["stage"])
+        for r in run["results"]:
+            if r["role"] == "peer" and is_square(shape_key(r)):
+                peers.setdefault(r["impl"], {})[r["M"]] = r["tflops"]
+    for name, pts in peers.items():
+        xs = sorted(pts)
+        ax.plot(xs, [pts[x] for x in xs], color="black", ls=":", marker="^", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("M = N = K")
+    ax.set_ylabel("TFLOP/s (log scale)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    title = "Every stage on square problems"
+    if skipped:
+        title += f"\n(not shown: {', '.join(skipped)}: tcgen05 emulated, no performance meaning)"
+    ax.set_title(title, fontsize=10)
+    stamps = sorted({stamp(r["ctx"]) for r in runs})
+    fig.text(0.5, 0.005, " / ".join(stamps)[:220], ha="center", fontsize=6, color="0.35")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    path = out_dir / "overview.svg"
+    fig.savefig(path, metadata={"Date": None})
+    plt.close(fig)
+    return path
+
+
+def table_rows(run):
+    by = {}
+    for r in run["results"]:
+        by.setdefault(shape_key(r), {})[r["role"]] = r
+    rows = []
+    for key in sorted(by, key=lambda k: (not is_square(k), k)):
+        roles = by[key]
+        s = roles.get("stage")
+        if not s:
+            continue
+        pred, peer = roles.get("predecessor"), roles.get("peer")
+        def ratio(other):
+            return f"{s['tflops'] / other['tflops']:.2f}x" if other and other["tflops"] > 0 else "-"
+        peer_text = f"{ratio(peer)} ({peer['impl']}: {peer['tflops']:.2f} TFLOP/s)" if peer else "-"
+        rows.append(f"| {run['stage']} | {shape_text(key)} | {s['ms']:.3f} | {s['tflops']:.2f} | {s['gbps']:.0f} | "
+                    f"{ratio(pred)} | {peer_text} |")
+    return rows
+
+
+def table(runs):
+    head = ["| stage | shape | time ms | TFLOP/s | GB/s | vs predecessor | vs peer (peer: its TFLOP/s) |",
+            "|---|---|---|---|---|---|---|"]
+    lines = []
+    for run in runs:
+        note = " (tcgen05 EMULATED: not performance)" if run["emulated"] else ""
+        lines.append(f"\n**{run['stage']}**{note}: {stamp(run['ctx'])}\n")
+        lines += head + table_rows(run)
+    return "\n".join(lines).strip() + "\n"
+
+
+def rewrite_between_markers(path, body):
+    text = path.read_text()
+    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        return False
+    path.write_text(pattern.sub(lambda _: f"{BEGIN}\n{body}{END}", text))
+    return True
+
+
+def synthetic_run():
+    ctx = {k: "synthetic" for k in REQUIRED_CONTEXT}
+    ctx.update(stage="99_synthetic", tcgen05="not used", date="2000-01-01T00:00:00")
+    results = []
+    for role, impl, f in (("stage", "99_synthetic", 1.0), ("predecessor", "98_prev", 0.5), ("peer", "peer", 2.0)):
+        for s in (256, 512):
+            results.append(dict(impl=impl, role=role, M=s, N=s, K=s, L=1, tflops=f * s / 256, gbps=1.0, ms=1.0))
+        results.append(dict(impl=impl, role=role, M=128, N=7168, K=2048, L=1, tflops=f, gbps=1.0, ms=1.0))
+    return dict(path=pathlib.Path("synthetic"), stage="99_synthetic", ctx=ctx, results=results, emulated=False)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="validate and render into a temporary folder only")
+    args = ap.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: nothing plotted (pip install matplotlib)")
+        return 77 if args.check else 1
+    plt.rcParams["svg.hashsalt"] = "nvfp4-gemm"  # stable ids: regenerated plots diff cleanly
+
+    try:
+        runs = [load(p) for p in sorted(DATA.glob("*.json"))]
+    except (DataError, json.JSONDecodeError, KeyError, ValueError) as e:
+        print(f"bad benchmark data: {e}")
+        return 1
+
+    if args.check:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = pathlib.Path(tmp)
+            for run in runs + [synthetic_run()]:
+                plot_stage(plt, run, out)
+            plot_overview(plt, runs + [synthetic_run()], out)
+            table(runs + [synthetic_run()])
+            drawn = sorted(p.name for p in out.iterdir())
+        print(f"checked {len(runs)} data files; rendered {len(drawn)} plots: {', '.join(drawn)}")
+        return 0
+
+    PLOTS.mkdir(parents=True, exist_ok=True)
+    for run in runs:
+        print("wrote", plot_stage(plt, run, PLOTS).relative_to(ROOT))
+        stage_readme = ROOT / run["stage"] / "README.md"
+        if stage_readme.exists() and rewrite_between_markers(stage_readme, table([run])):
+            print("updated", stage_readme.relative_to(ROOT))
+    if runs:
+        print("wrote", plot_overview(plt, runs, PLOTS).relative_to(ROOT))
+    readme = ROOT / "docs" / "README.md"
+    if readme.exists() and rewrite_between_markers(readme, table(runs) if runs else "No benchmark data yet.\n"):
+        print("updated", readme.relative_to(ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
