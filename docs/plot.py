@@ -171,6 +171,44 @@ def plot_overview(plt, runs, out_dir):
     return path
 
 
+def plot_bank_map(plt, path, doc, out_dir):
+    """One warp's 16-byte shared-memory reads as wavefronts: x = bank, y = wavefront, a box per lane."""
+    from matplotlib.patches import Rectangle
+    layouts = doc["layouts"]
+    fig, axes = plt.subplots(1, len(layouts), figsize=(6 * len(layouts), 5.2), squeeze=False)
+    lanes_per_phase = 128 // doc["width_bytes"]
+    for ax, (name, layout) in zip(axes[0], layouts.items()):
+        y0 = 0
+        lanes = layout["lanes"]
+        for first in range(0, len(lanes), lanes_per_phase):
+            phase = lanes[first:first + lanes_per_phase]
+            seen = {}  # bank group -> distinct addresses already placed in this phase
+            for a in phase:
+                group = (a["byte"] // doc["width_bytes"]) % (128 // doc["width_bytes"])
+                addrs = seen.setdefault(group, [])
+                if a["byte"] not in addrs:
+                    addrs.append(a["byte"])
+                level = addrs.index(a["byte"])
+                ax.add_patch(Rectangle((group * 4, y0 + level), 4, 1, facecolor=f"C{first // lanes_per_phase}",
+                                       edgecolor="white", alpha=0.75))
+                ax.text(group * 4 + 2, y0 + level + 0.5, f"L{a['lane']} r{a['row']}", ha="center",
+                        va="center", fontsize=5.5)
+            y0 += max(len(v) for v in seen.values())
+        ax.set_xlim(0, 32)
+        ax.set_ylim(y0, 0)
+        ax.set_xticks(range(0, 33, 4))
+        ax.set_xlabel("bank")
+        ax.set_ylabel("wavefront")
+        ax.set_title(f"{name}: {layout['wavefronts']} wavefronts (ideal {layout['ideal']})", fontsize=10)
+    fig.suptitle(f"{doc['stage']}: {doc['access']}\n(colour = phase of {lanes_per_phase} lanes; "
+                 "lanes 16-31 read the rows of lanes 0-15)", fontsize=9)
+    fig.tight_layout()
+    target = out_dir / path.name.replace(".json", ".svg")
+    fig.savefig(target, metadata={"Date": None})
+    plt.close(fig)
+    return target
+
+
 def table_rows(run):
     by = {}
     for r in run["results"]:
@@ -183,7 +221,7 @@ def table_rows(run):
             continue
         pred, peer = roles.get("predecessor"), roles.get("peer")
         def ratio(other):
-            return f"{s['tflops'] / other['tflops']:.2f}x" if other and other["tflops"] > 0 else "-"
+            return f"{s['tflops'] / other['tflops']:.3g}x" if other and other["tflops"] > 0 else "-"
         peer_text = f"{ratio(peer)} ({peer['impl']}: {peer['tflops']:.2f} TFLOP/s)" if peer else "-"
         rows.append(f"| {run['stage']} | {shape_text(key)} | {s['ms']:.3f} | {s['tflops']:.2f} | {s['gbps']:.0f} | "
                     f"{ratio(pred)} | {peer_text} |")
@@ -235,9 +273,10 @@ def main():
     plt.rcParams["svg.hashsalt"] = "nvfp4-gemm"  # stable ids: regenerated plots diff cleanly
 
     try:
-        runs = [load(p) for p in sorted(DATA.glob("*.json"))]
+        runs = [load(p) for p in sorted(DATA.glob("*.json")) if "benchmarks" in json.loads(p.read_text())]
+        bank_maps = [(p, json.loads(p.read_text())) for p in sorted(DATA.glob("*_bank_map.json"))]
     except (DataError, json.JSONDecodeError, KeyError, ValueError) as e:
-        print(f"bad benchmark data: {e}")
+        print(f"bad data: {e}")
         return 1
 
     if args.check:
@@ -246,6 +285,8 @@ def main():
             for run in runs + [synthetic_run()]:
                 plot_stage(plt, run, out)
             plot_overview(plt, runs + [synthetic_run()], out)
+            for path, doc in bank_maps:
+                plot_bank_map(plt, path, doc, out)
             table(runs + [synthetic_run()])
             drawn = sorted(p.name for p in out.iterdir())
         print(f"checked {len(runs)} data files; rendered {len(drawn)} plots: {', '.join(drawn)}")
@@ -259,6 +300,8 @@ def main():
             print("updated", stage_readme.relative_to(ROOT))
     if runs:
         print("wrote", plot_overview(plt, runs, PLOTS).relative_to(ROOT))
+    for path, doc in bank_maps:
+        print("wrote", plot_bank_map(plt, path, doc, PLOTS).relative_to(ROOT))
     readme = ROOT / "docs" / "README.md"
     if readme.exists() and rewrite_between_markers(readme, table(runs) if runs else "No benchmark data yet.\n"):
         print("updated", readme.relative_to(ROOT))

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <functional>
 #include <memory>
@@ -35,7 +36,9 @@ std::string run_command(const std::string& cmd) {
   return out;
 }
 
+// The source's commit: $GEMM_COMMIT when set (a copy of the tree without .git), else git's answer.
 std::string commit() {
+  if (const char* env = std::getenv("GEMM_COMMIT"); env && *env) return env;
   const std::string dir = GEMM_SOURCE_DIR;
   std::string c = run_command("git -C '" + dir + "' rev-parse --short=12 HEAD 2>/dev/null");
   if (c.empty()) return "unknown";

@@ -56,4 +56,32 @@ void expect_rejects_invalid_arguments_cpu(Nvfp4Launcher launch);
 void expect_rejects_invalid_arguments_gpu(Fp32Launcher launch);
 void expect_rejects_invalid_arguments_gpu(Nvfp4Launcher launch);
 
+inline bool launches_with(const Stage& s, Fp32Launcher f) { return s.precision == Precision::kFp32 && s.fp32 == f; }
+inline bool launches_with(const Stage& s, Nvfp4Launcher f) { return s.precision == Precision::kNvfp4 && s.nvfp4 == f; }
+
 }  // namespace gemm::testing
+
+// The tests every stage runs, in one line of its test.cu:
+//   Gpu<Name>.MatchesCpuReference/<case>            every case of `cases`, through `launcher`
+//   Gpu<Name>Args.RejectsInvalidArgumentsAndWritesNothing
+//   <Name>Args.RejectsInvalidArgumentsBeforeAnyLaunch   (CPU only: runs in CI too)
+//   <Name>Stage.IsRegisteredUnderItsFolderName
+// `stage` is the stage's kStage; `tile` its block tile (for the case list and mismatch grouping).
+#define GEMM_STANDARD_STAGE_TESTS(Name, stage, launcher, cases, tile)                                 \
+  class Gpu##Name : public ::testing::TestWithParam<::gemm::testing::GemmCase> {};                    \
+  TEST_P(Gpu##Name, MatchesCpuReference) {                                                            \
+    GEMM_REQUIRE_GPU();                                                                               \
+    ::gemm::testing::run_case(launcher, GetParam(), tile);                                            \
+  }                                                                                                   \
+  INSTANTIATE_TEST_SUITE_P(Shapes, Gpu##Name, ::testing::ValuesIn(cases), ::gemm::testing::case_name); \
+  TEST(Gpu##Name##Args, RejectsInvalidArgumentsAndWritesNothing) {                                   \
+    GEMM_REQUIRE_GPU();                                                                               \
+    ::gemm::testing::expect_rejects_invalid_arguments_gpu(launcher);                                  \
+  }                                                                                                   \
+  TEST(Name##Args, RejectsInvalidArgumentsBeforeAnyLaunch) {                                          \
+    ::gemm::testing::expect_rejects_invalid_arguments_cpu(launcher);                                  \
+  }                                                                                                   \
+  TEST(Name##Stage, IsRegisteredUnderItsFolderName) {                                                 \
+    EXPECT_STREQ((stage).id, GEMM_STAGE_ID);                                                          \
+    EXPECT_TRUE(::gemm::testing::launches_with(stage, launcher));                                     \
+  }

@@ -124,7 +124,7 @@ Result check_and_time_nvfp4(const Stage& stage, const Options& o) {
 
 }  // namespace
 
-Options parse(int argc, char** argv, const Stage& stage, Options o) {
+Options parse(int argc, char** argv, const Stage& stage, Options o, const std::vector<std::string>& extra_flags) {
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     auto value = [&](const char* flag) -> const char* {
@@ -141,13 +141,16 @@ Options parse(int argc, char** argv, const Stage& stage, Options o) {
     else if (!std::strcmp(a, "--iters")) o.iters = to_int(a, value(a));
     else if (!std::strcmp(a, "--seed")) o.seed = uint64_t(to_int(a, value(a)));
     else if (!std::strcmp(a, "--summary")) o.summary = value(a);
+    else if (std::find(extra_flags.begin(), extra_flags.end(), a) != extra_flags.end()) o.extra[a] = value(a);
     else {
+      std::string extras;
+      for (const auto& f : extra_flags) extras += " [" + f + " VALUE]";
       const bool help = !std::strcmp(a, "--help") || !std::strcmp(a, "-h");
       std::fprintf(help ? stdout : stderr,
-                   "%s%s: %s\n\nusage: %s [--m M] [--n N] [--k K] [--l L] [--iters I] [--seed S] [--summary FILE]\n"
+                   "%s%s: %s\n\nusage: %s [--m M] [--n N] [--k K] [--l L] [--iters I] [--seed S] [--summary FILE]%s\n"
                    "  runs the stage's walkthrough, then its kernel at C = A * B^T (M x N x K, L batches;\n"
                    "  defaults %d x %d x %d, L = %d), checks it against the CPU reference and times it.\n",
-                   help ? "" : "unknown option; ", stage.id, stage.idea, argv[0], o.M, o.N, o.K, o.L);
+                   help ? "" : "unknown option; ", stage.id, stage.idea, argv[0], extras.c_str(), o.M, o.N, o.K, o.L);
       std::exit(help ? 0 : 2);
     }
   }
@@ -161,6 +164,28 @@ void banner(const Stage& stage) {
 }
 
 void section(const char* title) { std::printf("\n-- %s\n", title); }
+
+void print_resources(const char* name, const void* kernel, int threads, int dynamic_smem) {
+  const GpuInfo& g = gpu_info();
+  if (!g.usable) {
+    std::printf("  %s: registers and occupancy need a GPU (%s); see `cmake --build build --target sass_...`\n",
+                name, g.why_not.c_str());
+    return;
+  }
+  cudaFuncAttributes attr{};
+  int blocks = 0;
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_smem) != cudaSuccess) {
+    cudaGetLastError();
+    std::printf("  %s: function attributes unavailable\n", name);
+    return;
+  }
+  std::printf("  %s on %s: %d registers/thread, %zu B static + %d B dynamic shared memory/block, %zu B local "
+              "(spills)/thread\n", name, g.name.c_str(), attr.numRegs, attr.sharedSizeBytes, dynamic_smem,
+              attr.localSizeBytes);
+  std::printf("  -> %d block(s) of %d threads per SM = %d warps of 64 (%.0f%% occupancy)\n", blocks, threads,
+              blocks * threads / 32, 100.0 * blocks * threads / 32 / 64);
+}
 
 Result run_and_check(const Stage& stage, const Options& o) {
   const GpuInfo& g = gpu_info();

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "common/registry.h"
 
@@ -14,13 +16,20 @@ struct Options {
   uint64_t seed = 1;
   int iters = 20;
   std::string summary;  // --summary FILE: append one tab-separated result line (the tutorial runner reads it)
+  std::map<std::string, std::string> extra;  // a stage's own "--flag value" options
 };
 
-// --m --n --k --l --seed --iters --summary; --help prints usage and exits.
-Options parse(int argc, char** argv, const Stage& stage, Options defaults);
+// --m --n --k --l --seed --iters --summary, plus the stage's own `extra_flags` (each taking a
+// value); --help prints usage and exits.
+Options parse(int argc, char** argv, const Stage& stage, Options defaults,
+              const std::vector<std::string>& extra_flags = {});
 
 void banner(const Stage& stage);
 void section(const char* title);
+
+// What the compiler gave a kernel (registers, shared and local memory per thread) and the occupancy
+// that follows, read from the GPU's function attributes; prints why not where there is no GPU.
+void print_resources(const char* name, const void* kernel, int threads_per_block, int dynamic_smem_bytes = 0);
 
 struct Result {
   std::string status = "SKIPPED";  // PASSED, FAILED or SKIPPED (no GPU)

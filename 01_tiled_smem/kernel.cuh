@@ -1,0 +1,140 @@
+// =================================================================================================
+//  An NVFP4 GEMM for Blackwell, built one layer at a time                         stage 01 of 07
+//
+//     00_naive          FP32, one thread per output: the textbook triple loop
+//  >> 01_tiled_smem     FP32, shared-memory tiles and register tiles: data reuse
+//     02_swizzle        FP32, XOR-swizzled shared memory: no bank conflicts
+//     03_nvfp4_quant    NVFP4: the quantizer, and a CUDA-core GEMM on packed E2M1 + E4M3 scales
+//     04_tma_mbarrier   NVFP4: TMA bulk-tensor loads into a multi-stage mbarrier pipeline
+//     05_tcgen05_2cta   NVFP4: tcgen05 block-scaled MMA, Tensor Memory, 2-CTA pairs
+//     06_persistent_ws  NVFP4: persistent tile scheduler, warp-specialised producer/MMA/epilogue
+//     07_epilogue_tma   NVFP4: TMEM -> registers -> swizzled SMEM -> TMA store epilogue
+//
+//  Every stage computes C = A * B^T with both operands K-major (common/gemm_api.h):
+//  A is M x K row-major, B is N x K row-major, C is M x N row-major, L batches.
+// =================================================================================================
+//
+// What changed since stage 00, and why
+// ------------------------------------
+// Stage 00 loads every operand once per multiply-add: its speed is decided by the caches. Here a
+// block of 256 threads owns a BM x BN = 128 x 128 tile of C and walks K in chunks of BK = 8:
+//
+//   1. the block copies the A tile (BM x BK) and the B tile (BN x BK) from global memory into
+//      shared memory, reading along K so that a warp's loads are contiguous (coalesced);
+//   2. __syncthreads(), then every thread computes a TM x TN = 8 x 8 sub-tile of C from shared
+//      memory, holding its 64 accumulators in registers;
+//   3. __syncthreads(), next chunk.
+//
+// Reuse: each float loaded from global memory now serves a whole row or column of the block tile:
+// the block moves (BM + BN) * BK floats for BM * BN * BK multiply-adds, BM*BN / (2 (BM+BN)) = 32
+// FLOP per byte of global traffic (stage 00: 0.25). Each value read from shared memory serves TN
+// (or TM) multiply-adds: 16 shared loads for 64 FMAs per k. The register tile is what makes the
+// shared-memory reuse large enough to matter; without it (TM = TN = 1) every FMA would need two
+// shared loads and shared memory, not the FMA units, would set the pace.
+//
+// The tiles keep the K-major layout of global memory (row m of the A tile holds its BK values of k
+// contiguously). That makes the copy trivial, but the compute loop reads shared memory along M and
+// N, across rows: addresses BK*4 = 32 bytes apart, which fold onto few banks (see the 02 README for
+// the measured conflicts, and stage 02 for the cure).
+//
+// Thread layout: thread (ty, tx) of a 16 x 16 grid owns rows ty + 16 i and columns tx + 16 j
+// (i, j < 8): strided rather than contiguous, so the 16 lanes of a half-warp read 16 different B
+// rows and write 16 consecutive columns of C.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common/cuda_check.h"
+#include "common/gemm_api.h"
+#include "common/registry.h"
+
+namespace stage01 {
+
+inline constexpr int kBM = 128;           // rows of C per block
+inline constexpr int kBN = 128;           // columns of C per block
+inline constexpr int kBK = 8;             // k per shared-memory tile
+inline constexpr int kTM = 8;             // rows of C per thread
+inline constexpr int kTN = 8;             // columns of C per thread
+inline constexpr int kThreadsM = kBM / kTM;  // 16
+inline constexpr int kThreadsN = kBN / kTN;  // 16
+inline constexpr int kThreads = kThreadsM * kThreadsN;  // 256
+// Each thread copies this many floats of each tile per chunk: 128 * 8 / 256 = 4.
+inline constexpr int kLoadsPerThread = kBM * kBK / kThreads;
+static_assert(kBM == kBN, "the copy loop below serves both tiles with one index computation");
+static_assert(kBM * kBK % kThreads == 0, "every thread copies the same number of floats");
+
+__global__ void __launch_bounds__(kThreads)
+tiled_gemm(int M, int N, int K, int blocks_n, const float* __restrict__ A, const float* __restrict__ B,
+           float* __restrict__ C) {
+  __shared__ float As[kBM][kBK];  // K-major, as in global memory
+  __shared__ float Bs[kBN][kBK];
+
+  const int tx = threadIdx.x % kThreadsN, ty = threadIdx.x / kThreadsN;
+  const int m0 = (blockIdx.x / blocks_n) * kBM, n0 = (blockIdx.x % blocks_n) * kBN;
+  const int64_t batch = blockIdx.y;
+  A += batch * M * int64_t(K);
+  B += batch * N * int64_t(K);
+  C += batch * M * int64_t(N);
+
+  float acc[kTM][kTN] = {};
+
+  for (int k0 = 0; k0 < K; k0 += kBK) {
+    // 1. Copy: element e of a tile is (row e / BK, k e % BK); consecutive threads take consecutive
+    //    k of the same row, so a warp reads 4 rows x 32 contiguous bytes. Outside A/B: zeros.
+#pragma unroll
+    for (int s = 0; s < kLoadsPerThread; ++s) {
+      const int e = threadIdx.x + s * kThreads, r = e / kBK, k = e % kBK;
+      const bool k_in = k0 + k < K;
+      As[r][k] = (m0 + r < M && k_in) ? A[int64_t(m0 + r) * K + k0 + k] : 0.0f;
+      Bs[r][k] = (n0 + r < N && k_in) ? B[int64_t(n0 + r) * K + k0 + k] : 0.0f;
+    }
+    __syncthreads();
+
+    // 2. Compute: per k, TM values of A and TN values of B from shared memory feed TM x TN FMAs.
+#pragma unroll
+    for (int k = 0; k < kBK; ++k) {
+      float a[kTM], b[kTN];
+#pragma unroll
+      for (int i = 0; i < kTM; ++i) a[i] = As[ty + kThreadsM * i][k];
+#pragma unroll
+      for (int j = 0; j < kTN; ++j) b[j] = Bs[tx + kThreadsN * j][k];
+#pragma unroll
+      for (int i = 0; i < kTM; ++i)
+#pragma unroll
+        for (int j = 0; j < kTN; ++j) acc[i][j] += a[i] * b[j];
+    }
+    __syncthreads();  // 3. nobody overwrites a tile another thread still reads
+  }
+
+#pragma unroll
+  for (int i = 0; i < kTM; ++i) {
+    const int m = m0 + ty + kThreadsM * i;
+#pragma unroll
+    for (int j = 0; j < kTN; ++j) {
+      const int n = n0 + tx + kThreadsN * j;
+      if (m < M && n < N) C[int64_t(m) * N + n] = acc[i][j];
+    }
+  }
+}
+
+inline void launch(const gemm::Fp32GemmArgs& args, cudaStream_t stream) {
+  gemm::validate(args);
+  const int64_t blocks_n = (args.N + kBN - 1) / kBN;
+  const int64_t blocks_m = (args.M + kBM - 1) / kBM;
+  if (blocks_n * blocks_m > INT_MAX)
+    throw std::invalid_argument("stage01: M*N needs " + std::to_string(blocks_n * blocks_m) +
+                                " blocks, more than a grid dimension holds (2^31 - 1)");
+  tiled_gemm<<<dim3(unsigned(blocks_n * blocks_m), unsigned(args.L)), kThreads, 0, stream>>>(
+      args.M, args.N, args.K, int(blocks_n), args.A, args.B, args.C);
+  CUDA_CHECK_LAUNCH();
+}
+
+inline constexpr gemm::Stage kStage{"01_tiled_smem", "FP32, shared-memory tiles and register tiles: data reuse",
+                                    gemm::Precision::kFp32, &launch};
+
+}  // namespace stage01

@@ -1,0 +1,13 @@
+// Stage 01 against the CPU reference: every shape of the common case list (tails, primes, one past
+// the 128 x 128 x 8 block tile, L > 1, exact and realistic tiers), plus the argument checks.
+#include "kernel.cuh"
+
+#include "common/harness/gemm_tests.h"
+
+namespace {
+
+constexpr gemm::testing::Tile kTile{stage01::kBM, stage01::kBN, stage01::kBK};
+
+GEMM_STANDARD_STAGE_TESTS(Tiled, stage01::kStage, stage01::launch, gemm::testing::fp32_cases(kTile), kTile)
+
+}  // namespace

@@ -1,0 +1,9 @@
+// Stage 02 against stage 01 and cuBLAS SGEMM (FP32, TF32 off) on square problems, in one run.
+#include "kernel.cuh"
+
+#include "common/harness/bench.h"
+
+int main(int argc, char** argv) {
+  return gemm::bench::run(argc, argv, stage02::kStage, GEMM_PREDECESSOR_ID,
+                          gemm::bench::squares({1024, 2048, 4096, 8192}));
+}
