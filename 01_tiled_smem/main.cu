@@ -29,6 +29,10 @@ void walkthrough(const gemm::program::Options& o) {
               "stage 00\n", o.M, o.N, o.K, tiles, tiles * (kBM + kBN) * double(o.K) * 4 * 1e-9, (o.N + kBN - 1) / kBN,
               (o.M + kBM - 1) / kBM, 8.0 * o.M * o.N * double(o.K) * o.L * 1e-9);
 
+  section("Hiding global-memory latency");
+  std::printf("  each thread loads chunk k+1 into %d registers before computing chunk k, and stores it to shared\n"
+              "  memory after the barrier: the loads are in flight while the FMAs run.\n", 2 * kLoadsPerThread);
+
   section("What it costs");
   std::printf("  shared memory: 2 tiles x %d x %d floats = %d bytes per block\n", kBM, kBK, 2 * kBM * kBK * 4);
   std::printf("  registers: %d accumulators + %d operands per thread, before addressing\n", kTM * kTN, kTM + kTN);
