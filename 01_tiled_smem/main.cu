@@ -1,9 +1,11 @@
 // stage01: shared-memory and register tiling, explained with this stage's tile sizes, then run,
 // checked and timed.  ./stage01 --help for options.
 #include <cstdio>
+#include <vector>
 
 #include "kernel.cuh"
 
+#include "common/bank_model.h"
 #include "common/harness/stage_program.h"
 
 namespace {
@@ -39,10 +41,17 @@ void walkthrough(const gemm::program::Options& o) {
   gemm::program::print_resources("tiled_gemm", reinterpret_cast<const void*>(&tiled_gemm), kThreads);
 
   section("The catch: shared-memory banks");
-  std::printf("  rows of the tiles are BK * 4 = %d bytes apart; at one k, the 16 rows of B that a half-warp\n"
-              "  reads sit in banks (row * %d + k) %% 32: only %d different banks for 16 addresses (a %d-way conflict).\n"
-              "  Stage 02 measures it and removes it.\n",
-              kBK * 4, kBK, 32 / kBK, 16 / (32 / kBK));
+  // The compiler merges four consecutive k of one tile row into one 16-byte load (LDS.128), since
+  // the row is contiguous and the k loop is unrolled. A warp's 16-byte B load at k = 0: lane t reads
+  // row t % 16, and rows are BK * 4 = 32 bytes apart.
+  std::vector<uint32_t> b_rows;
+  for (int lane = 0; lane < 32; ++lane) b_rows.push_back(uint32_t((lane % kThreadsN) * kBK * 4));
+  const gemm::BankReport r = gemm::bank_conflicts(b_rows, 16);
+  std::printf("  the compiler reads 4 consecutive k of a row with one 16-byte load (LDS.128); rows are %d bytes\n"
+              "  apart, so the 8 lanes of a phase read rows 0..7 at byte offsets 0, 32, ..., 224: only 4 of the 8\n"
+              "  16-byte bank groups. One B load costs %d wavefronts instead of %d: a %d-way conflict.\n"
+              "  (The A loads are broadcasts: a half-warp shares its row.) Stage 02 measures it and removes it.\n",
+              kBK * 4, r.wavefronts, r.ideal, r.degree());
 }
 
 }  // namespace

@@ -17,20 +17,21 @@
 // What changed since stage 01, and why
 // ------------------------------------
 // Stage 01's tiles keep global memory's K-major layout, and its compute loop reads them across
-// rows: at one k, the 16 lanes of a half-warp read 16 rows of the B tile, 32 bytes apart, which
-// land on only 4 of the 32 banks. Shared memory serves one 4-byte word per bank per wavefront, so
-// those reads take 4 wavefronts instead of 1 (Nsight Compute counts them: 02 README).
+// rows. The compiler already fetches 4 consecutive k of a row with one 16-byte load (LDS.128), but
+// rows are 32 bytes apart: the 8 lanes that a 16-byte load serves together read rows 0..7, which
+// fall on only 4 of the 8 sixteen-byte bank groups, so every B load takes 8 wavefronts instead of 4
+// (Nsight Compute at 4096^3: 268M bank conflicts on shared loads; 02 README).
 //
 // Two changes, both about banks:
 //   1. Rows of 128 bytes (BK = 32 floats) stored with the 128-byte XOR swizzle of
 //      common/swizzle.h: the 16-byte chunk c of row r lives at chunk c ^ (r % 8). Eight consecutive
 //      rows read at the same logical chunk now hit eight different 16-byte bank groups.
-//   2. 16-byte shared-memory accesses (LDS.128/STS.128): each load brings 4 consecutive k, so the
-//      compute loop issues a quarter of the shared loads. A 16-byte access is served 8 lanes at a
-//      time (8 x 16 B = all 32 banks), so it is conflict-free exactly when those 8 lanes touch 8
-//      different chunks, which is what the swizzle arranges for the B reads (lanes tx..tx+7 read
-//      rows with 8 different row % 8) and for the copy (8 lanes write the 8 chunks of one row).
-//      The A reads are broadcasts (a half-warp shares ty), conflict-free in any layout.
+//   2. 16-byte shared-memory accesses by construction, loads and stores alike (stage 01's copy
+//      stored single floats). A 16-byte access is served 8 lanes at a time (8 x 16 B = all 32
+//      banks), so it is conflict-free exactly when those 8 lanes touch 8 different chunks, which is
+//      what the swizzle arranges for the B reads (lanes tx..tx+7 read rows with 8 different
+//      row % 8) and for the copy (8 lanes write the 8 chunks of one row). The A reads are
+//      broadcasts (a half-warp shares ty), conflict-free in any layout.
 //
 // Padding each row by 16 bytes is the other classic fix: it staggers rows across banks just as
 // well. This series swizzles instead because the hardware does: TMA writes exactly this pattern

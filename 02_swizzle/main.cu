@@ -36,16 +36,18 @@ std::vector<uint32_t> bytes_of(const std::vector<LaneAccess>& v) {
 
 void walkthrough() {
   using gemm::program::section;
-  section("Stage 01's layout: rows of BK = 8 floats (32 bytes), 4-byte reads");
+  section("Stage 01's layout: rows of BK = 8 floats (32 bytes), read 16 bytes (4 k) at a time");
   std::vector<uint32_t> s01;
-  for (int lane = 0; lane < 32; ++lane) s01.push_back(uint32_t((lane % 16) * 32));  // B row tx, k = 0
-  std::printf("  lane:  ");
-  for (int lane = 0; lane < 16; ++lane) std::printf("%3d", lane);
-  std::printf("\n  bank:  ");
-  for (int lane = 0; lane < 16; ++lane) std::printf("%3d", gemm::bank_of(s01[lane]));
-  const gemm::BankReport r01 = gemm::bank_conflicts(s01, 4);
-  std::printf("\n  -> %d wavefronts for one load, ideal %d: a %d-way conflict (lanes 16-31 repeat 0-15)\n",
-              r01.wavefronts, r01.ideal, r01.degree());
+  for (int lane = 0; lane < 32; ++lane) s01.push_back(uint32_t((lane % 16) * 32));  // B row tx, k = 0..3
+  std::printf("  lane:        ");
+  for (int lane = 0; lane < 8; ++lane) std::printf("%7d", lane);
+  std::printf("\n  byte offset: ");
+  for (int lane = 0; lane < 8; ++lane) std::printf("%7u", s01[lane]);
+  std::printf("\n  banks:       ");
+  for (int lane = 0; lane < 8; ++lane) std::printf("  %2d-%-2d", gemm::bank_of(s01[lane]), gemm::bank_of(s01[lane]) + 3);
+  const gemm::BankReport r01 = gemm::bank_conflicts(s01, 16);
+  std::printf("\n  -> %d wavefronts for one warp's load, ideal %d: a %d-way conflict\n", r01.wavefronts, r01.ideal,
+              r01.degree());
 
   section("This stage: 128-byte rows, 16-byte reads, without and with the swizzle");
   std::printf("  the 8 lanes of a phase read rows 0..7 at logical chunk 0 (bank group = 4 banks)\n");

@@ -153,6 +153,8 @@ def plot_overview(plt, runs, out_dir):
         xs = sorted(pts)
         ax.plot(xs, [pts[x] for x in xs], color="black", ls=":", marker="^", label=name)
     ax.set_xscale("log", base=2)
+    xs = sorted({r["M"] for run in runs for r in run["results"] if is_square(shape_key(r))})
+    ax.set_xticks(xs, [str(x) for x in xs])
     ax.set_yscale("log")
     ax.set_xlabel("M = N = K")
     ax.set_ylabel("TFLOP/s (log scale)")
@@ -162,8 +164,14 @@ def plot_overview(plt, runs, out_dir):
     if skipped:
         title += f"\n(not shown: {', '.join(skipped)}: tcgen05 emulated, no performance meaning)"
     ax.set_title(title, fontsize=10)
-    stamps = sorted({stamp(r["ctx"]) for r in runs})
-    fig.text(0.5, 0.005, " / ".join(stamps)[:220], ha="center", fontsize=6, color="0.35")
+    envs = {}
+    for r in runs:
+        c = r["ctx"]
+        key = f"{c['gpu']} | SM clock max {c['sm_clock_max_mhz']} MHz | CUDA {c['runtime_cuda_version']}, driver " \
+              f"{c['driver_cuda_version']}"
+        envs.setdefault(key, set()).update({c["date"][:10], c["commit"][:7]})
+    fig.text(0.5, 0.005, " / ".join(f"{k} | {', '.join(sorted(v))}" for k, v in sorted(envs.items())), ha="center",
+             fontsize=6, color="0.35")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     path = out_dir / "overview.svg"
     fig.savefig(path, metadata={"Date": None})
@@ -239,13 +247,42 @@ def table(runs):
     return "\n".join(lines).strip() + "\n"
 
 
-def rewrite_between_markers(path, body):
+def rewrite_between_markers(path, body, begin=BEGIN, end=END):
     text = path.read_text()
-    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
+    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
     if not pattern.search(text):
         return False
-    path.write_text(pattern.sub(lambda _: f"{BEGIN}\n{body}{END}", text))
+    path.write_text(pattern.sub(lambda _: f"{begin}\n{body}{end}", text))
     return True
+
+
+NCU_BEGIN, NCU_END = "<!-- ncu:begin -->", "<!-- ncu:end -->"
+
+
+def ncu_table(doc):
+    """docs/data/bank_conflicts.json (docs/bank_conflicts.py) as a markdown table."""
+    def v(metrics, name):
+        return metrics.get(name, {}).get("value", float("nan"))
+    lines = [f"Nsight Compute {doc['ncu'].split()[1] if len(doc['ncu'].split()) > 1 else doc['ncu']} on "
+             f"{doc['gpu']}, {doc['size']}^3, first launch (`python3 docs/bank_conflicts.py`):", "",
+             "| stage | shared loads | load wavefronts | load bank conflicts | shared stores | store wavefronts | "
+             "store bank conflicts | FMA pipe active | top stall reasons (cycles per issued instruction) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for stage, entry in doc["stages"].items():
+        m = entry["metrics"]
+        stalls = sorted(((v(m, k), k.split("stalled_")[1].split("_per_issue")[0]) for k in m
+                         if "issue_stalled" in k and not k.split("stalled_")[1].startswith("selected")),
+                        reverse=True)[:3]
+        lines.append(
+            f"| {stage} | {v(m, 'sm__sass_inst_executed_op_shared_ld.sum'):,.0f} | "
+            f"{v(m, 'l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum'):,.0f} | "
+            f"{v(m, 'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum'):,.0f} | "
+            f"{v(m, 'sm__sass_inst_executed_op_shared_st.sum'):,.0f} | "
+            f"{v(m, 'l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum'):,.0f} | "
+            f"{v(m, 'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum'):,.0f} | "
+            f"{v(m, 'sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active'):.1f}% | "
+            + ", ".join(f"{name} {val:.2f}" for val, name in stalls) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def synthetic_run():
@@ -288,6 +325,8 @@ def main():
             for path, doc in bank_maps:
                 plot_bank_map(plt, path, doc, out)
             table(runs + [synthetic_run()])
+            if (DATA / "bank_conflicts.json").exists():
+                ncu_table(json.loads((DATA / "bank_conflicts.json").read_text()))
             drawn = sorted(p.name for p in out.iterdir())
         print(f"checked {len(runs)} data files; rendered {len(drawn)} plots: {', '.join(drawn)}")
         return 0
@@ -302,6 +341,13 @@ def main():
         print("wrote", plot_overview(plt, runs, PLOTS).relative_to(ROOT))
     for path, doc in bank_maps:
         print("wrote", plot_bank_map(plt, path, doc, PLOTS).relative_to(ROOT))
+    ncu_path = DATA / "bank_conflicts.json"
+    if ncu_path.exists():
+        for stage in json.loads(ncu_path.read_text())["stages"]:
+            target = ROOT / stage / "README.md"
+            if target.exists() and rewrite_between_markers(target, ncu_table(json.loads(ncu_path.read_text())),
+                                                           NCU_BEGIN, NCU_END):
+                print("updated", target.relative_to(ROOT))
     readme = ROOT / "docs" / "README.md"
     if readme.exists() and rewrite_between_markers(readme, table(runs) if runs else "No benchmark data yet.\n"):
         print("updated", readme.relative_to(ROOT))
