@@ -1,7 +1,5 @@
 #include "common/harness/bench.h"
 
-#include <benchmark/benchmark.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -64,15 +62,10 @@ struct Fp32Inputs {
   }
 };
 
-int sets_for(double bytes_per_set) {
-  const double l2 = double(gpu_info().l2_bytes);
-  return std::clamp(int(std::ceil(2.0 * l2 / bytes_per_set)), 1, kMaxSets);
-}
-
 Fp32Inputs make_fp32_inputs(const Shape& s) {
   Fp32Inputs in;
   const size_t a = size_t(s.M) * s.K * s.L, b = size_t(s.N) * s.K * s.L;
-  in.sets = sets_for(4.0 * (a + b));
+  in.sets = sets_covering_l2(4.0 * (a + b));
   in.A = DeviceBuffer<float>(a * in.sets);
   in.B = DeviceBuffer<float>(b * in.sets);
   in.C = DeviceBuffer<float>(size_t(s.M) * s.N * s.L);
@@ -82,9 +75,15 @@ Fp32Inputs make_fp32_inputs(const Shape& s) {
   return in;
 }
 
-// Times `launch(set)` with CUDA events, one event pair per launch, cycling through the sets.
-void time_loop(benchmark::State& state, int sets, const std::function<void(int, cudaStream_t)>& launch, double flops,
-               double bytes, double peak_tflops) {
+}  // namespace
+
+int sets_covering_l2(double bytes_per_set) {
+  const double l2 = double(gpu_info().l2_bytes);
+  return std::clamp(int(std::ceil(2.0 * l2 / bytes_per_set)), 1, kMaxSets);
+}
+
+void time_launches(benchmark::State& state, int sets, const std::function<void(int, cudaStream_t)>& launch,
+                   double flops, double bytes, double peak_tflops) {
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cudaEvent_t start, stop;
@@ -111,16 +110,63 @@ void time_loop(benchmark::State& state, int sets, const std::function<void(int, 
   CUDA_CHECK(cudaEventDestroy(stop));
   CUDA_CHECK(cudaStreamDestroy(stream));
   const double tflops = flops * n / total_s * 1e-12;
-  state.counters["TFLOP/s"] = tflops;
+  if (flops > 0) state.counters["TFLOP/s"] = tflops;
   state.counters["GB/s"] = bytes * n / total_s * 1e-9;
-  state.counters["peak_fraction"] = peak_tflops > 0 ? tflops / peak_tflops : 0.0;
+  if (peak_tflops > 0 && flops > 0) state.counters["peak_fraction"] = tflops / peak_tflops;
   state.counters["input_sets"] = sets;
+}
+
+namespace {
+
+struct Nvfp4Inputs {
+  int sets = 1;
+  size_t a_bytes = 0, b_bytes = 0, sfa_bytes = 0, sfb_bytes = 0;
+  DeviceBuffer<uint8_t> A, SFA, B, SFB;
+  DeviceBuffer<uint16_t> C;
+  Nvfp4GemmArgs args(const Shape& s, int i) const {
+    return {s.M, s.N, s.K, s.L, A.get() + i * a_bytes, SFA.get() + i * sfa_bytes, B.get() + i * b_bytes,
+            SFB.get() + i * sfb_bytes, 0.01f, reinterpret_cast<__half*>(C.get())};
+  }
+};
+
+Nvfp4Inputs make_nvfp4_inputs(const Shape& s) {
+  Nvfp4Inputs in;
+  in.a_bytes = size_t(packed_bytes(s.M, s.K, s.L));
+  in.b_bytes = size_t(packed_bytes(s.N, s.K, s.L));
+  in.sfa_bytes = size_t(sf_bytes(s.M, s.K, s.L));
+  in.sfb_bytes = size_t(sf_bytes(s.N, s.K, s.L));
+  in.sets = sets_covering_l2(double(in.a_bytes + in.b_bytes + in.sfa_bytes + in.sfb_bytes));
+  in.A = DeviceBuffer<uint8_t>(in.a_bytes * in.sets);
+  in.B = DeviceBuffer<uint8_t>(in.b_bytes * in.sets);
+  in.SFA = DeviceBuffer<uint8_t>(in.sfa_bytes * in.sets);
+  in.SFB = DeviceBuffer<uint8_t>(in.sfb_bytes * in.sets);
+  in.C = DeviceBuffer<uint16_t>(size_t(s.M) * s.N * s.L);
+  fill_bytes(in.A.get(), in.A.size(), 3, 0x00, 0xFF);     // every E2M1 pair
+  fill_bytes(in.B.get(), in.B.size(), 4, 0x00, 0xFF);
+  fill_bytes(in.SFA.get(), in.SFA.size(), 5, 0x30, 0x40);  // E4M3 scales 0.5 .. 2
+  fill_bytes(in.SFB.get(), in.SFB.size(), 6, 0x30, 0x40);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return in;
+}
+
+void bench_nvfp4(benchmark::State& state, const Impl& impl, const Shape& s) {
+  Nvfp4Inputs in = make_nvfp4_inputs(s);
+  const Nvfp4GemmArgs probe = in.args(s, 0);
+  time_launches(
+      state, in.sets, [&](int i, cudaStream_t st) { impl.nvfp4(in.args(s, i), st); }, flops(s.M, s.N, s.K, s.L),
+      min_bytes(probe), gpu_info().fp32_peak_tflops());
+  state.SetLabel(impl.role);
+  state.counters["M"] = s.M;
+  state.counters["N"] = s.N;
+  state.counters["K"] = s.K;
+  state.counters["L"] = s.L;
+  state.counters["bytes_per_flop"] = min_bytes(probe) / flops(s.M, s.N, s.K, s.L);
 }
 
 void bench_fp32(benchmark::State& state, const Impl& impl, const Shape& s) {
   Fp32Inputs in = make_fp32_inputs(s);
   const Fp32GemmArgs probe = in.args(s, 0);
-  time_loop(
+  time_launches(
       state, in.sets, [&](int i, cudaStream_t st) { impl.fp32(in.args(s, i), st); }, flops(s.M, s.N, s.K, s.L),
       min_bytes(probe), gpu_info().fp32_peak_tflops());
   state.SetLabel(impl.role);
@@ -128,6 +174,7 @@ void bench_fp32(benchmark::State& state, const Impl& impl, const Shape& s) {
   state.counters["N"] = s.N;
   state.counters["K"] = s.K;
   state.counters["L"] = s.L;
+  state.counters["bytes_per_flop"] = min_bytes(probe) / flops(s.M, s.N, s.K, s.L);
 }
 
 void add_context(const Stage& self) {
@@ -157,13 +204,20 @@ void add_context(const Stage& self) {
 
 }  // namespace
 
+std::vector<Shape> nvfp4_shapes() {
+  std::vector<Shape> v = {{128, 7168, 16384}, {128, 4096, 7168}, {128, 7168, 2048}};
+  for (int s : {1024, 2048, 4096, 8192}) v.push_back({s, s, s});
+  return v;
+}
+
 std::vector<Shape> squares(std::initializer_list<int> sizes) {
   std::vector<Shape> v;
   for (int s : sizes) v.push_back({s, s, s, 1});
   return v;
 }
 
-int run(int argc, char** argv, const Stage& self, const char* predecessor_id, const std::vector<Shape>& shapes) {
+int run(int argc, char** argv, const Stage& self, const char* predecessor_id, const std::vector<Shape>& shapes,
+        const std::function<void()>& register_extra) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   const GpuInfo& g = gpu_info();
@@ -178,18 +232,19 @@ int run(int argc, char** argv, const Stage& self, const char* predecessor_id, co
   if (const Stage* pred = find_stage(predecessor_id))
     impls.push_back({pred->id, "predecessor", pred->precision, pred->fp32, pred->nvfp4});
   if (self.precision == Precision::kFp32) impls.push_back({kCublasSgemmName, "peer", Precision::kFp32, cublas_sgemm, nullptr});
+  if (self.precision == Precision::kNvfp4)
+    impls.push_back({kDequantCublasBf16Name, "peer", Precision::kNvfp4, nullptr, dequantize_cublas_bf16_launcher});
 
   for (const Shape& s : shapes)
     for (const Impl& impl : impls) {
       const std::string name = impl.name + "/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" +
                                std::to_string(s.K) + (s.L > 1 ? "x" + std::to_string(s.L) : "");
-      if (impl.precision == Precision::kFp32) {
-        benchmark::RegisterBenchmark(name.c_str(), [impl, s](benchmark::State& st) { bench_fp32(st, impl, s); })
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond)
-            ->MinTime(0.5);
-      }
+      auto* b = impl.precision == Precision::kFp32
+                    ? benchmark::RegisterBenchmark(name.c_str(), [impl, s](benchmark::State& st) { bench_fp32(st, impl, s); })
+                    : benchmark::RegisterBenchmark(name.c_str(), [impl, s](benchmark::State& st) { bench_nvfp4(st, impl, s); });
+      b->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
     }
+  if (register_extra) register_extra();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

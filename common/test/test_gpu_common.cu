@@ -2,6 +2,8 @@
 // fill the benchmarks feed. Skipped where there is no usable GPU.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
 #include <set>
 
 #include "common/device_buffer.h"
@@ -27,6 +29,29 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GpuCublasPeer, ::testing::ValuesIn(testing::fp3
 TEST(GpuCublasPeerArgs, RejectsInvalidArguments) {
   GEMM_REQUIRE_GPU();
   testing::expect_rejects_invalid_arguments_gpu(cublas_sgemm);
+}
+
+TEST(GpuDequantCublasPeer, MatchesCpuReferenceWithinBf16Rounding) {
+  GEMM_REQUIRE_GPU();
+  for (auto [M, N, K, L] : {std::array<int, 4>{1, 1, 32, 1}, {67, 131, 544, 2}, {256, 128, 1024, 1}}) {
+    const HostNvfp4Problem p = make_nvfp4_problem(M, N, K, L, Tier::kRealistic, seed_for("bf16_peer"));
+    DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
+    DeviceBuffer<__nv_bfloat16> C(size_t(M) * N * L);
+    C.fill_bytes(0xFF);
+    Bf16PeerWorkspace ws;
+    dequantize_cublas_bf16({M, N, K, L, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha, nullptr}, C.get(), ws, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const auto got = C.download();
+    const ReferenceOutput ref = reference_gemm(p.host_args());
+    int64_t bad = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double g = double(__bfloat162float(got[i])), w = ref.value[i];
+      // FP32 accumulation (gamma_K) plus BF16 output rounding (2^-8 relative).
+      const double tol = K * std::ldexp(1.0, -23) * ref.abs_sum[i] + std::ldexp(std::fabs(w), -8) + 1e-30;
+      bad += !(std::fabs(g - w) <= tol);
+    }
+    EXPECT_EQ(bad, 0) << M << "x" << N << "x" << K << "x" << L;
+  }
 }
 
 TEST(GpuDeviceFill, IsDeterministicInRangeAndNotConstant) {
