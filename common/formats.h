@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "common/config.h"
 
@@ -35,24 +36,16 @@ GEMM_HD float e2m1_to_float(uint8_t code) {
 
 // Round to nearest even on the E2M1 grid, saturating at +-6. NaN becomes +6, as cvt.rn.satfinite
 // does (the quantizer never feeds it NaN; the case is defined only so the function is total).
+// The grid is small enough to round by comparison: the code counts the rounding boundaries below
+// |x|, the midpoints between neighbours, each taken with > or >= so that ties go to the neighbour
+// with the even code (mantissa bit 0): 0.25 -> 0, 0.75 -> 1, 1.25 -> 1, 1.75 -> 2, 2.5 -> 2,
+// 3.5 -> 4, 5 -> 4. Branch-free, so it is also the fast path on GPUs without an E2M1 conversion.
 GEMM_HD uint8_t e2m1_from_float(float x) {
   if (x != x) return 0x7;
   const uint8_t sign = std::signbit(x) ? 0x8 : 0x0;
   const float a = std::fabs(x);
-  if (!(a < kE2M1Max)) return sign | 0x7;
-  uint8_t mag;
-  if (a < 1.0f) {
-    // Subnormal range, step 0.5: codes 0, 1 and (when a rounds up to 1.0) 2, the first normal.
-    mag = uint8_t(std::rint(a * 2.0f));
-  } else {
-    int e2;
-    std::frexp(a, &e2);               // a = f * 2^e2 with f in [0.5, 1)
-    const int e = e2 - 1;             // a in [2^e, 2^(e+1)), e in {0, 1, 2}
-    const int q = int(std::rint(std::ldexp(a, 1 - e)));  // 2 * a / 2^e in [2, 4]; 4 carries
-    mag = uint8_t(((e + 1) << 1) + q - 2);
-    if (mag > 0x7) mag = 0x7;
-  }
-  return sign | mag;
+  const int mag = (a > 0.25f) + (a >= 0.75f) + (a > 1.25f) + (a >= 1.75f) + (a > 2.5f) + (a >= 3.5f) + (a > 5.0f);
+  return sign | uint8_t(mag);
 }
 
 GEMM_HD uint8_t pack_e2m1x2(uint8_t even_k, uint8_t odd_k) {
@@ -64,16 +57,22 @@ GEMM_HD uint8_t e2m1_odd(uint8_t byte) { return byte >> 4; }    // element k = 2
 // ---- E4M3 ----------------------------------------------------------------------------------------
 
 GEMM_HD float e4m3_to_float(uint8_t code) {
-  const int exp = (code >> 3) & 0xF, man = code & 0x7;
+  const uint32_t exp = (code >> 3) & 0xF, man = code & 0x7, sign = uint32_t(code & 0x80) << 24;
   float value;
   if (exp == 0xF && man == 0x7) {
     value = NAN;
   } else if (exp == 0) {
-    value = std::ldexp(float(man), -9);               // subnormal: m * 2^-9
+    value = float(man) * 0x1p-9f;  // subnormal: m * 2^-9, exact
   } else {
-    value = std::ldexp(float(8 + man), exp - 10);     // (1 + m/8) 2^(e-7)
+    // (1 + m/8) 2^(e-7) as FP32 bits: exponent field e - 7 + 127, mantissa m in its top 3 bits.
+    uint32_t bits = ((exp + 120) << 23) | (man << 20);
+#if defined(__CUDA_ARCH__)
+    value = __uint_as_float(bits);
+#else
+    std::memcpy(&value, &bits, sizeof value);
+#endif
   }
-  return (code & 0x80) ? -value : value;
+  return sign ? -value : value;
 }
 
 // Round to nearest even, saturating at +-448 (Inf too); NaN stays NaN.

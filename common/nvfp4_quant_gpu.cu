@@ -13,9 +13,7 @@ namespace gemm {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kValuesPerThread = 4;
-constexpr int kThreadsPerBlock16 = kSfVector / kValuesPerThread;       // 4 threads share a block scale
-constexpr int kThreadsPerWord = kThreadsPerBlock16 * kSfTileCols;      // 16 threads: one 32-bit scale word
+constexpr int kValuesPerThread = 4;  // one 16- (FP32) or 8-byte (BF16) load
 
 struct Four {
   float v[4];
@@ -49,49 +47,60 @@ __global__ void __launch_bounds__(kThreads) amax_kernel(const T* __restrict__ x,
   }
 }
 
-// Pass 2. Thread t handles values k = 4q .. 4q+3 of block b of scale word g of row `row`.
+// Pass 2. Thread t quantizes one 16-value block: block `blk` of scale word `g` of row `row`.
 template <class T>
 __global__ void __launch_bounds__(kThreads)
 quantize_kernel(const T* __restrict__ x, int rows, int K, int L, uint8_t* __restrict__ data, uint8_t* __restrict__ sf,
                 float* scales) {
-  const int64_t words_per_row = sf_padded_cols(K) / kSfTileCols;
-  const int64_t padded_rows = sf_padded_rows(rows);
-  const int64_t t = blockIdx.x * int64_t(kThreads) + threadIdx.x;
-  const int64_t word = t / kThreadsPerWord;
-  const int part = int(t % kThreadsPerWord), blk = part / kThreadsPerBlock16, q = part % kThreadsPerBlock16;
-  const int64_t g = word % words_per_row, row = (word / words_per_row) % padded_rows;
-  const int64_t l = word / (words_per_row * padded_rows);
-  const bool in_grid = l < L;  // the last CUDA block may overhang the last word
-  const int64_t k = g * (kSfTileCols * kSfVector) + blk * kSfVector + q * kValuesPerThread;
-  const bool valid = in_grid && row < rows && k < K;
+  // 32-bit index arithmetic within one batch (the launcher checks it fits); blockIdx.y is the batch.
+  const uint32_t words_per_row = uint32_t(sf_padded_cols(K) / kSfTileCols);
+  const uint32_t t = blockIdx.x * kThreads + threadIdx.x;
+  const uint32_t word = t / kSfTileCols, blk = t % kSfTileCols;
+  const uint32_t g = word % words_per_row, row = word / words_per_row;
+  const int64_t l = blockIdx.y;
+  const int64_t k = (int64_t(g) * kSfTileCols + blk) * kSfVector;
+  const bool in_grid = row < sf_padded_rows(rows);  // the last CUDA block may overhang the last word
+  const bool valid = in_grid && row < uint32_t(rows) && k < K;
 
   // gs exactly as the CPU computes it: (6 * 448) / amax, 1 where amax is 0 or gs is not finite.
   const float amax = scales[0];
   float gs = (kE2M1Max * kE4M3Max) / amax;
   if (amax == 0.0f || !isfinite(gs)) gs = 1.0f;
-  if (t == 0) scales[1] = gs;
+  if (t == 0 && l == 0) scales[1] = gs;
 
-  Four v = {{0.f, 0.f, 0.f, 0.f}};
-  if (valid) v = load4(x + (l * rows + row) * K + k);
-  float block_amax = fmaxf(fmaxf(fabsf(v.v[0]), fabsf(v.v[1])), fmaxf(fabsf(v.v[2]), fabsf(v.v[3])));
-  block_amax = fmaxf(block_amax, __shfl_xor_sync(0xFFFFFFFFu, block_amax, 1));
-  block_amax = fmaxf(block_amax, __shfl_xor_sync(0xFFFFFFFFu, block_amax, 2));
-
-  const uint8_t s = valid ? e4m3_from_float_rn(fminf(block_amax / kE2M1Max * gs, kE4M3Max)) : 0;
-  const float enc = gs / fmaxf(e4m3_to_float(s), 1e-12f);
+  Four v[kSfVector / kValuesPerThread] = {};
+  float block_amax = 0.0f;
   if (valid) {
-    const uint16_t two_bytes = uint16_t(e2m1x2_from_floats(v.v[0] * enc, v.v[1] * enc)) |
-                               uint16_t(e2m1x2_from_floats(v.v[2] * enc, v.v[3] * enc) << 8);
-    *reinterpret_cast<uint16_t*>(data + ((l * rows + row) * K + k) / 2) = two_bytes;
+    const T* src = x + (l * rows + row) * K + k;
+#pragma unroll
+    for (int i = 0; i < kSfVector / kValuesPerThread; ++i) v[i] = load4(src + i * kValuesPerThread);
+#pragma unroll
+    for (int i = 0; i < kSfVector / kValuesPerThread; ++i)
+      for (float f : v[i].v) block_amax = fmaxf(block_amax, fabsf(f));
+  }
+  const uint8_t s = valid ? e4m3_from_float_rn(fminf(block_amax / kE2M1Max * gs, kE4M3Max)) : 0;
+  if (valid) {
+    const float enc = gs / fmaxf(e4m3_to_float(s), 1e-12f);
+    uint32_t packed[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const Four& a = v[2 * i];
+      const Four& b = v[2 * i + 1];
+      packed[i] = uint32_t(e2m1x2_from_floats(a.v[0] * enc, a.v[1] * enc)) |
+                  uint32_t(e2m1x2_from_floats(a.v[2] * enc, a.v[3] * enc)) << 8 |
+                  uint32_t(e2m1x2_from_floats(b.v[0] * enc, b.v[1] * enc)) << 16 |
+                  uint32_t(e2m1x2_from_floats(b.v[2] * enc, b.v[3] * enc)) << 24;
+    }
+    *reinterpret_cast<uint2*>(data + ((l * rows + row) * K + k) / 2) = make_uint2(packed[0], packed[1]);
   }
 
-  // The 4 block scales of this word, gathered in the word's first thread: one 32-bit store.
+  // The 4 block scales of this word sit in 4 consecutive lanes: gather them into the first one
+  // and write the blocked-layout word (padding included) with one 32-bit store.
+  const int first = (threadIdx.x % 32) & ~(kSfTileCols - 1);
   uint32_t word_bits = 0;
-  for (int b = 0; b < kSfTileCols; ++b) {
-    const uint32_t sb = __shfl_sync(0xFFFFFFFFu, uint32_t(s), (threadIdx.x & ~(kThreadsPerWord - 1)) % 32 + b * kThreadsPerBlock16);
-    word_bits |= sb << (8 * b);
-  }
-  if (in_grid && part == 0)
+#pragma unroll
+  for (int b = 0; b < kSfTileCols; ++b) word_bits |= __shfl_sync(0xFFFFFFFFu, uint32_t(s), first + b) << (8 * b);
+  if (in_grid && blk == 0)
     *reinterpret_cast<uint32_t*>(sf + l * sf_batch_bytes(rows, K) + sf_offset(row, g * kSfTileCols, K)) = word_bits;
 }
 
@@ -101,6 +110,8 @@ void check(const T* x, int rows, int K, int L, const Nvfp4DeviceTensor& out, siz
   if (rows < 1 || L < 1 || L > 65535) fail("rows and L must be >= 1 (L <= 65535)");
   if (K < kSfVector || K % kSfVector != 0) fail("K must be a positive multiple of 16 (got " + std::to_string(K) + ")");
   if (!x || !out.data || !out.sf || !out.scales) fail("null pointer");
+  if (sf_padded_rows(rows) * sf_padded_cols(K) > (int64_t(1) << 32) - kThreads * kSfTileCols)
+    fail("rows * K of one batch must stay below 2^36 (32-bit indexing)");
   if (reinterpret_cast<uintptr_t>(x) % x_align) fail("x must be " + std::to_string(x_align) + "-byte aligned");
   if (reinterpret_cast<uintptr_t>(out.data) % 2 || reinterpret_cast<uintptr_t>(out.sf) % 4)
     fail("data must be 2-byte and sf 4-byte aligned");
@@ -108,9 +119,10 @@ void check(const T* x, int rows, int K, int L, const Nvfp4DeviceTensor& out, siz
 
 template <class T>
 void launch_quantize(const T* x, int rows, int K, int L, const Nvfp4DeviceTensor& out, cudaStream_t stream) {
-  const int64_t words = sf_padded_rows(rows) * (sf_padded_cols(K) / kSfTileCols) * L;
-  const int64_t blocks = (words * kThreadsPerWord + kThreads - 1) / kThreads;
-  quantize_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(x, rows, K, L, out.data, out.sf, out.scales);
+  const int64_t words = sf_padded_rows(rows) * (sf_padded_cols(K) / kSfTileCols);  // per batch
+  const int64_t blocks = (words * kSfTileCols + kThreads - 1) / kThreads;  // one thread per 16-value block
+  quantize_kernel<<<dim3(unsigned(blocks), unsigned(L)), kThreads, 0, stream>>>(x, rows, K, L, out.data, out.sf,
+                                                                               out.scales);
   CUDA_CHECK_LAUNCH();
 }
 

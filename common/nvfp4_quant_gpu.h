@@ -2,10 +2,10 @@
 // bit for bit, in two passes over the input:
 //   1. amax(|x|) over the whole tensor: a grid-wide max reduction (atomicMax on the float's bits,
 //      which order like the floats themselves for non-negative values);
-//   2. one thread per 4 values, 16 threads per 64 values of a row: each group of 4 threads
-//      reduces its 16-value block's amax with shuffles, encodes the E4M3 block scale and the E2M1
-//      payload, and the four block scales of one blocked-layout word are written as one 32-bit
-//      store, padding (rows up to a multiple of 128, scale columns up to a multiple of 4) as zeros.
+//   2. one thread per 16-value block: it encodes the E4M3 block scale and the 8 payload bytes (one
+//      8-byte store); the four block scales of one blocked-layout word, held by four neighbouring
+//      lanes, are gathered with shuffles and written as one 32-bit store, padding (rows up to a
+//      multiple of 128, scale columns up to a multiple of 4) as zeros.
 // Pass 2 alone moves 4 bytes in and 0.5625 bytes out per FP32 value (2 in for BF16); pass 1 reads
 // the input once more, unless the caller already knows amax (a calibrated scale) and skips it.
 #pragma once

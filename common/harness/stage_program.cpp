@@ -174,6 +174,8 @@ void print_resources(const char* name, const void* kernel, int threads, int dyna
   }
   cudaFuncAttributes attr{};
   int blocks = 0;
+  if (dynamic_smem > 48 * 1024)  // what the launcher does too: allow more than the default 48 KB
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_smem);
   if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_smem) != cudaSuccess) {
     cudaGetLastError();
