@@ -36,16 +36,27 @@ GEMM_HD float e2m1_to_float(uint8_t code) {
 
 // Round to nearest even on the E2M1 grid, saturating at +-6. NaN becomes +6, as cvt.rn.satfinite
 // does (the quantizer never feeds it NaN; the case is defined only so the function is total).
-// The grid is small enough to round by comparison: the code counts the rounding boundaries below
-// |x|, the midpoints between neighbours, each taken with > or >= so that ties go to the neighbour
-// with the even code (mantissa bit 0): 0.25 -> 0, 0.75 -> 1, 1.25 -> 1, 1.75 -> 2, 2.5 -> 2,
-// 3.5 -> 4, 5 -> 4. Branch-free, so it is also the fast path on GPUs without an E2M1 conversion.
+// Each binade of the grid has a fixed step, so rounding is one rint() (nearest, ties to even) in
+// units of that step, and the rounded count of steps is the code:
+//   |x| < 2   step 0.5:  code = rint(2|x|)          0, 0.5, 1, 1.5, 2 -> codes 0..4
+//   |x| < 4   step 1:    code = rint(|x|) + 2       2, 3, 4           -> codes 4..6
+//   else      step 2:    code = rint(|x|/2) + 4     4, 6 (and above)  -> codes 6, 7
+// Ties land on even codes: 0.25 -> 0, 0.75 -> 1, 1.25 -> 1, 1.75 -> 2, 2.5 -> 2, 3.5 -> 4, 5 -> 4.
+// Scaling by 2 or 1/2 is exact, so this is the exact round-to-nearest-even of |x|.
 GEMM_HD uint8_t e2m1_from_float(float x) {
   if (x != x) return 0x7;
   const uint8_t sign = std::signbit(x) ? 0x8 : 0x0;
-  const float a = std::fabs(x);
-  const int mag = (a > 0.25f) + (a >= 0.75f) + (a > 1.25f) + (a >= 1.75f) + (a > 2.5f) + (a >= 3.5f) + (a > 5.0f);
-  return sign | uint8_t(mag);
+  const float a = std::fmin(std::fabs(x), 8.0f);  // everything above 7 saturates to 6 anyway
+  int code;
+  if (a < 2.0f) {
+    code = int(std::rint(a * 2.0f));
+  } else if (a < 4.0f) {
+    code = int(std::rint(a)) + 2;
+  } else {
+    code = int(std::rint(a * 0.5f)) + 4;
+    if (code > 7) code = 7;
+  }
+  return sign | uint8_t(code);
 }
 
 GEMM_HD uint8_t pack_e2m1x2(uint8_t even_k, uint8_t odd_k) {

@@ -31,6 +31,8 @@ REQUIRED_CONTEXT = ["stage", "gpu", "sm_count", "sm_clock_max_mhz", "clocks_now"
 REQUIRED_COUNTERS = ["TFLOP/s", "GB/s", "M", "N", "K", "L"]
 ROLE_STYLE = {"stage": dict(marker="o", lw=2.2), "predecessor": dict(marker="s", lw=1.4, ls="--"),
               "peer": dict(marker="^", lw=1.4, ls=":")}
+# Benchmarks that are not GEMMs (stage 03's quantizer and the copy it is measured against).
+BANDWIDTH_ROLES = ("quantizer", "copy")
 
 
 class DataError(Exception):
@@ -49,9 +51,17 @@ def load(path):
     rows = medians or rows
     if not rows:
         raise DataError(f"{path}: no benchmark results")
+    extras = []
     for b in rows:
         if "error_occurred" in b and b["error_occurred"]:
             raise DataError(f"{path}: {b['name']} failed: {b.get('error_message')}")
+        if b.get("label") in BANDWIDTH_ROLES:
+            if "GB/s" not in b:
+                raise DataError(f"{path}: {b['name']} lacks GB/s")
+            extras.append(dict(name=b.get("run_name", b["name"]).split("/")[0], role=b["label"],
+                               shape=b.get("run_name", b["name"]).split("/")[1], gbps=float(b["GB/s"]),
+                               ms=float(b["real_time"]) * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]))
+            continue
         lacking = [c for c in REQUIRED_COUNTERS if c not in b]
         if lacking:
             raise DataError(f"{path}: {b['name']} lacks counters {lacking}")
@@ -59,11 +69,13 @@ def load(path):
             raise DataError(f"{path}: {b['name']} has no role label")
     results = []
     for b in rows:
+        if b.get("label") in BANDWIDTH_ROLES:
+            continue
         impl = b.get("run_name", b["name"]).split("/")[0]
         results.append(dict(impl=impl, role=b["label"], M=int(b["M"]), N=int(b["N"]), K=int(b["K"]), L=int(b["L"]),
                             tflops=float(b["TFLOP/s"]), gbps=float(b["GB/s"]),
                             ms=float(b["real_time"]) * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]))
-    return dict(path=pathlib.Path(path), stage=ctx["stage"], ctx=ctx, results=results,
+    return dict(path=pathlib.Path(path), stage=ctx["stage"], ctx=ctx, results=results, extras=extras,
                 emulated=str(ctx["tcgen05"]).startswith("EMULATED"))
 
 
@@ -89,7 +101,8 @@ def plot_stage(plt, run, out_dir):
     results = run["results"]
     squares = sorted({shape_key(r) for r in results if is_square(shape_key(r))})
     others = sorted({shape_key(r) for r in results if not is_square(shape_key(r))})
-    panels = (1 if squares else 0) + (1 if others else 0)
+    extras = run.get("extras", [])
+    panels = (1 if squares else 0) + (1 if others else 0) + (1 if extras else 0)
     fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 4.6), squeeze=False)
     axes = list(axes[0])
     impls = []
@@ -123,6 +136,21 @@ def plot_stage(plt, run, out_dir):
         ax.set_ylabel("TFLOP/s")
         ax.grid(alpha=0.3, axis="y")
         ax.legend(fontsize=8)
+    if extras:
+        ax = axes.pop(0)
+        shapes = sorted({e["shape"] for e in extras})
+        names = []
+        for e in extras:
+            if e["name"] not in names:
+                names.append(e["name"])
+        width = 0.8 / len(names)
+        for i, name in enumerate(names):
+            vals = [next((e["gbps"] for e in extras if e["name"] == name and e["shape"] == sh), 0.0) for sh in shapes]
+            ax.bar([j + i * width for j in range(len(shapes))], vals, width, label=name)
+        ax.set_xticks([j + width * (len(names) - 1) / 2 for j in range(len(shapes))], shapes, fontsize=8)
+        ax.set_ylabel("GB/s (fewest bytes the operation must move)")
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=7)
     title = f"{run['stage']}: {run['ctx'].get('stage_idea', '')}"
     if run["emulated"]:
         title += "\nEMULATED tcgen05: these timings are NOT performance"
@@ -257,6 +285,18 @@ def rewrite_between_markers(path, body, begin=BEGIN, end=END):
 
 
 NCU_BEGIN, NCU_END = "<!-- ncu:begin -->", "<!-- ncu:end -->"
+BW_BEGIN, BW_END = "<!-- bandwidth:begin -->", "<!-- bandwidth:end -->"
+
+
+def bandwidth_table(run):
+    """The non-GEMM benchmarks of a run, each against the device copy of the same shape."""
+    extras = run.get("extras", [])
+    copy = {e["shape"]: e["gbps"] for e in extras if e["role"] == "copy"}
+    lines = [f"{stamp(run['ctx'])}", "", "| operation | shape | time ms | GB/s | of device copy |", "|---|---|---|---|---|"]
+    for e in extras:
+        frac = f"{100 * e['gbps'] / copy[e['shape']]:.1f}%" if e["shape"] in copy else "-"
+        lines.append(f"| {e['name']} | {e['shape']} | {e['ms']:.3f} | {e['gbps']:.0f} | {frac} |")
+    return "\n".join(lines) + "\n"
 
 
 def ncu_table(doc):
@@ -293,7 +333,10 @@ def synthetic_run():
         for s in (256, 512):
             results.append(dict(impl=impl, role=role, M=s, N=s, K=s, L=1, tflops=f * s / 256, gbps=1.0, ms=1.0))
         results.append(dict(impl=impl, role=role, M=128, N=7168, K=2048, L=1, tflops=f, gbps=1.0, ms=1.0))
-    return dict(path=pathlib.Path("synthetic"), stage="99_synthetic", ctx=ctx, results=results, emulated=False)
+    extras = [dict(name="copy", role="copy", shape="64x64", gbps=2.0, ms=1.0),
+              dict(name="quantize", role="quantizer", shape="64x64", gbps=1.5, ms=1.0)]
+    return dict(path=pathlib.Path("synthetic"), stage="99_synthetic", ctx=ctx, results=results, extras=extras,
+                emulated=False)
 
 
 def main():
@@ -325,6 +368,8 @@ def main():
             for path, doc in bank_maps:
                 plot_bank_map(plt, path, doc, out)
             table(runs + [synthetic_run()])
+            for run in runs:
+                bandwidth_table(run)
             if (DATA / "bank_conflicts.json").exists():
                 ncu_table(json.loads((DATA / "bank_conflicts.json").read_text()))
             drawn = sorted(p.name for p in out.iterdir())
@@ -337,6 +382,8 @@ def main():
         stage_readme = ROOT / run["stage"] / "README.md"
         if stage_readme.exists() and rewrite_between_markers(stage_readme, table([run])):
             print("updated", stage_readme.relative_to(ROOT))
+        if run["extras"] and stage_readme.exists():
+            rewrite_between_markers(stage_readme, bandwidth_table(run), BW_BEGIN, BW_END)
     if runs:
         print("wrote", plot_overview(plt, runs, PLOTS).relative_to(ROOT))
     for path, doc in bank_maps:
