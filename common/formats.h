@@ -36,6 +36,7 @@ GEMM_HD float e2m1_to_float(uint8_t code) {
 
 // Round to nearest even on the E2M1 grid, saturating at +-6. NaN becomes +6, as cvt.rn.satfinite
 // does (the quantizer never feeds it NaN; the case is defined only so the function is total).
+//
 // Each binade of the grid has a fixed step, so rounding is one rint() (nearest, ties to even) in
 // units of that step, and the rounded count of steps is the code:
 //   |x| < 2   step 0.5:  code = rint(2|x|)          0, 0.5, 1, 1.5, 2 -> codes 0..4
@@ -43,10 +44,12 @@ GEMM_HD float e2m1_to_float(uint8_t code) {
 //   else      step 2:    code = rint(|x|/2) + 4     4, 6 (and above)  -> codes 6, 7
 // Ties land on even codes: 0.25 -> 0, 0.75 -> 1, 1.25 -> 1, 1.75 -> 2, 2.5 -> 2, 3.5 -> 4, 5 -> 4.
 // Scaling by 2 or 1/2 is exact, so this is the exact round-to-nearest-even of |x|.
+// Written without an early return so that a GPU evaluates it without branching.
 GEMM_HD uint8_t e2m1_from_float(float x) {
-  if (x != x) return 0x7;
-  const uint8_t sign = std::signbit(x) ? 0x8 : 0x0;
-  const float a = std::fmin(std::fabs(x), 8.0f);  // everything above 7 saturates to 6 anyway
+  const uint8_t sign = (std::signbit(x) && x == x) ? 0x8 : 0x0;  // NaN -> +6, whatever its sign bit
+  // fmin returns the number when one argument is NaN, so NaN becomes 8 here and saturates; above 7
+  // everything saturates to 6 anyway.
+  const float a = std::fmin(std::fabs(x), 8.0f);
   int code;
   if (a < 2.0f) {
     code = int(std::rint(a * 2.0f));
