@@ -4,7 +4,7 @@
 // split into phases of lanes that each move 128 bytes at most: 16 lanes for 8-byte accesses, 8 lanes
 // for 16-byte accesses (CUDA C++ Programming Guide, "Shared Memory" of compute capability 5.x+).
 // The stage programs print bank maps with it and the tests check swizzled layouts against it;
-// Nsight Compute measures the real thing (docs/bank_conflicts.py).
+// Nsight Compute measures the real thing (docs/ncu_metrics.py).
 #pragma once
 
 #include <algorithm>

@@ -284,7 +284,6 @@ def rewrite_between_markers(path, body, begin=BEGIN, end=END):
     return True
 
 
-NCU_BEGIN, NCU_END = "<!-- ncu:begin -->", "<!-- ncu:end -->"
 BW_BEGIN, BW_END = "<!-- bandwidth:begin -->", "<!-- bandwidth:end -->"
 
 
@@ -300,11 +299,12 @@ def bandwidth_table(run):
 
 
 def ncu_table(doc):
-    """docs/data/bank_conflicts.json (docs/bank_conflicts.py) as a markdown table."""
+    """A docs/ncu_metrics.py file as a markdown table."""
     def v(metrics, name):
         return metrics.get(name, {}).get("value", float("nan"))
+    shape = "x".join(str(v) for v in doc["shape"]) if "shape" in doc else f"{doc['size']}^3"
     lines = [f"Nsight Compute {doc['ncu'].split()[1] if len(doc['ncu'].split()) > 1 else doc['ncu']} on "
-             f"{doc['gpu']}, {doc['size']}^3, first launch (`python3 docs/bank_conflicts.py`):", "",
+             f"{doc['gpu']}, {shape}, first launch (`python3 docs/ncu_metrics.py`):", "",
              "| stage | shared loads | load wavefronts | load bank conflicts | shared stores | store wavefronts | "
              "store bank conflicts | FMA pipe active | top stall reasons (cycles per issued instruction) |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -354,6 +354,9 @@ def main():
 
     try:
         runs = [load(p) for p in sorted(DATA.glob("*.json")) if "benchmarks" in json.loads(p.read_text())]
+        for p in sorted(DATA.glob("ncu_*.json")):
+            if "stages" not in json.loads(p.read_text()):
+                raise DataError(f"{p}: not an ncu_metrics.py file")
         bank_maps = [(p, json.loads(p.read_text())) for p in sorted(DATA.glob("*_bank_map.json"))]
     except (DataError, json.JSONDecodeError, KeyError, ValueError) as e:
         print(f"bad data: {e}")
@@ -370,8 +373,8 @@ def main():
             table(runs + [synthetic_run()])
             for run in runs:
                 bandwidth_table(run)
-            if (DATA / "bank_conflicts.json").exists():
-                ncu_table(json.loads((DATA / "bank_conflicts.json").read_text()))
+            for ncu_path in sorted(DATA.glob("ncu_*.json")) + sorted(DATA.glob("bank_conflicts.json")):
+                ncu_table(json.loads(ncu_path.read_text()))
             drawn = sorted(p.name for p in out.iterdir())
         print(f"checked {len(runs)} data files; rendered {len(drawn)} plots: {', '.join(drawn)}")
         return 0
@@ -388,12 +391,13 @@ def main():
         print("wrote", plot_overview(plt, runs, PLOTS).relative_to(ROOT))
     for path, doc in bank_maps:
         print("wrote", plot_bank_map(plt, path, doc, PLOTS).relative_to(ROOT))
-    ncu_path = DATA / "bank_conflicts.json"
-    if ncu_path.exists():
-        for stage in json.loads(ncu_path.read_text())["stages"]:
+    # Each ncu file fills the <!-- ncu:<file stem> --> section of the READMEs of its stages.
+    for ncu_path in sorted(DATA.glob("ncu_*.json")) + sorted(DATA.glob("bank_conflicts.json")):
+        doc = json.loads(ncu_path.read_text())
+        begin, end = f"<!-- ncu:{ncu_path.stem}:begin -->", f"<!-- ncu:{ncu_path.stem}:end -->"
+        for stage in doc["stages"]:
             target = ROOT / stage / "README.md"
-            if target.exists() and rewrite_between_markers(target, ncu_table(json.loads(ncu_path.read_text())),
-                                                           NCU_BEGIN, NCU_END):
+            if target.exists() and rewrite_between_markers(target, ncu_table(doc), begin, end):
                 print("updated", target.relative_to(ROOT))
     readme = ROOT / "docs" / "README.md"
     if readme.exists() and rewrite_between_markers(readme, table(runs) if runs else "No benchmark data yet.\n"):

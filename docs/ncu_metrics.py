@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Measure shared-memory bank conflicts (and what limits each kernel) with Nsight Compute.
+"""Measure what limits the stages' kernels with Nsight Compute: shared-memory bank conflicts,
+pipe utilisation, memory throughput and warp stall reasons.
 
-    python3 docs/bank_conflicts.py [--build build] [--size 4096]
+    python3 docs/ncu_metrics.py --stages 01_tiled_smem 02_swizzle --out docs/data/bank_conflicts.json
+    python3 docs/ncu_metrics.py --stages 03_nvfp4_quant 04_tma_mbarrier --shape 128,7168,16384 \
+        --out docs/data/ncu_03_04_m128.json
 
-Profiles the first GEMM launch of each stage program listed below at size^3 and writes
-docs/data/bank_conflicts.json: per stage, the ncu metrics named in METRICS (bank conflicts and
-wavefronts for shared loads and stores, shared-memory instruction counts, pipe utilisation) and the
-warp stall reasons (cycles per issued instruction spent stalled, by reason). Needs a GPU and ncu.
+Profiles the first GEMM launch of each stage program (its check run) at the given shape (default
+4096^3) and writes, per stage, the metrics named in METRICS: bank conflicts and wavefronts of
+shared loads and stores, instruction counts, pipe and memory utilisation, and the warp stall reasons
+(cycles per issued instruction spent stalled, by reason). docs/plot.py turns the files into the
+tables of the stage READMEs. Needs a GPU and ncu.
 """
 import argparse
 import csv
@@ -18,7 +22,13 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-STAGES = {"01_tiled_smem": ("stage01", "tiled_gemm"), "02_swizzle": ("stage02", "swizzled_gemm")}
+# Stage folder -> (program, kernel name to profile).
+KERNELS = {
+    "01_tiled_smem": ("stage01", "tiled_gemm"),
+    "02_swizzle": ("stage02", "swizzled_gemm"),
+    "03_nvfp4_quant": ("stage03", "nvfp4_cuda_core_gemm"),
+    "04_tma_mbarrier": ("stage04", "nvfp4_tma_gemm"),
+}
 METRICS = [
     "gpu__time_duration.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
@@ -32,6 +42,8 @@ METRICS = [
     "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed",
     "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram__bytes_read.sum",
+    "lts__t_bytes.sum",
     "sm__warps_active.avg.pct_of_peak_sustained_active",
     "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
     "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
@@ -46,9 +58,10 @@ METRICS = [
 ]
 
 
-def profile(ncu, build, program, kernel, size):
+def profile(ncu, build, program, kernel, shape):
+    m, n, k = shape
     cmd = [ncu, "--csv", "--page", "raw", "--launch-count", "1", "-k", f"regex:{kernel}",
-           "--metrics", ",".join(METRICS), str(build / program), "--m", str(size), "--n", str(size), "--k", str(size),
+           "--metrics", ",".join(METRICS), str(build / program), "--m", str(m), "--n", str(n), "--k", str(k),
            "--iters", "1"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
@@ -69,9 +82,11 @@ def profile(ncu, build, program, kernel, size):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
-    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--stages", nargs="+", default=["01_tiled_smem", "02_swizzle"], choices=sorted(KERNELS))
+    ap.add_argument("--shape", default="4096,4096,4096", help="M,N,K")
     ap.add_argument("--out", default=str(ROOT / "docs" / "data" / "bank_conflicts.json"))
     args = ap.parse_args()
+    shape = tuple(int(v) for v in args.shape.split(","))
     ncu = shutil.which("ncu")
     if not ncu:
         print("ncu (Nsight Compute) not found on PATH")
@@ -79,11 +94,12 @@ def main():
     build = pathlib.Path(args.build).resolve()
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.strip()
-    doc = {"gpu": gpu, "size": args.size, "ncu": subprocess.run([ncu, "--version"], capture_output=True,
-                                                                 text=True).stdout.strip().splitlines()[-1],
+    doc = {"gpu": gpu, "shape": list(shape), "ncu": subprocess.run([ncu, "--version"], capture_output=True,
+                                                                    text=True).stdout.strip().splitlines()[-1],
            "stages": {}}
-    for stage, (program, kernel) in STAGES.items():
-        cmd, metrics = profile(ncu, build, program, kernel, args.size)
+    for stage in args.stages:
+        program, kernel = KERNELS[stage]
+        cmd, metrics = profile(ncu, build, program, kernel, shape)
         doc["stages"][stage] = {"kernel": kernel, "command": cmd, "metrics": metrics}
         ld = metrics.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", {}).get("value")
         st = metrics.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", {}).get("value")

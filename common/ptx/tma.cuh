@@ -1,0 +1,44 @@
+// TMA: the Tensor Memory Accelerator's bulk copies from global to shared memory, completing on an
+// mbarrier. PTX ISA 9.1, section 9.7.9.27 (cp.async.bulk, cp.async.bulk.tensor). Available on sm_90
+// and sm_100. One thread issues a copy; the hardware moves the bytes and performs complete_tx of
+// that many bytes on the barrier, so the consumers' wait on the barrier is also the wait for data.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap (the type only; nothing here links the driver library)
+
+#include <cstdint>
+
+#include "common/ptx/mbarrier.cuh"
+
+namespace gemm::ptx {
+
+// cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+//     [dst], [tensor_map, {x, y, z}], [mbar];
+// Copies the box the tensor map describes, whose first element is at coordinates (x, y, z) (x the
+// innermost, in elements), into shared memory at `dst`, laid out (and swizzled) as the map says.
+// Elements outside the tensor are filled with zeros and still count towards the transaction bytes:
+// the barrier always receives the full box size. `dst` must be 128-byte aligned (1024 for the
+// 128-byte swizzle, whose pattern repeats every 1024 bytes). The shared::cluster destination form
+// also addresses the CTA's own shared memory, and exists on Hopper.
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int x, int y, int z, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+      ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_addr(bar))
+      : "memory");
+}
+
+// cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar];
+// A plain contiguous copy of `bytes` (a multiple of 16; src and dst 16-byte aligned). The scale
+// atoms travel this way: their 512-byte images need no tensor map.
+__device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
+}
+
+// prefetch.tensormap [map];   fetch the 128-byte descriptor into the cache ahead of the first copy.
+__device__ __forceinline__ void prefetch_tensormap(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+}  // namespace gemm::ptx

@@ -1,0 +1,88 @@
+#include "common/tensor_map.h"
+
+#include <cuda_runtime.h>
+
+#include <sstream>
+#include <stdexcept>
+
+namespace gemm {
+namespace {
+
+[[noreturn]] void reject(const std::string& what) { throw std::invalid_argument("tensor map: " + what); }
+
+// Limits of cuTensorMapEncodeTiled (CUDA driver API reference).
+constexpr uint64_t kMaxDim = uint64_t(1) << 32;      // every dimension <= 2^32
+constexpr uint64_t kMaxStride = uint64_t(1) << 40;   // every stride < 2^40, a multiple of 16
+constexpr uint32_t kMaxBox = 256;                    // every box dimension <= 256
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeTiled encode_fn() {
+  static EncodeTiled fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult status{};
+    const cudaError_t err = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                                             &status);
+    if (err != cudaSuccess || status != cudaDriverEntryPointSuccess || !p)
+      throw std::runtime_error(std::string("cuTensorMapEncodeTiled is not available from the driver: ") +
+                               cudaGetErrorString(err));
+    return reinterpret_cast<EncodeTiled>(p);
+  }();
+  return fn;
+}
+
+}  // namespace
+
+TensorMapPlan plan_packed_operand(const uint8_t* base, int rows, int K, int L, int box_rows, int box_bytes) {
+  TensorMapPlan p;
+  if (!base) reject("base pointer is null");
+  if (reinterpret_cast<uintptr_t>(base) % 16) reject("base must be 16-byte aligned");
+  if (rows < 1 || K < 2 || L < 1) reject("rows, K and L must be positive");
+  if (K % 2) reject("K must be even (two values per byte)");
+  const uint64_t pitch = uint64_t(K) / 2;
+  if (pitch % 16) reject("row pitch K/2 = " + std::to_string(pitch) + " bytes must be a multiple of 16 (K a multiple of 32)");
+  if (box_rows < 1 || box_rows > int(kMaxBox) || box_bytes < 16 || box_bytes % 16)
+    reject("box must be 1..256 rows of a multiple of 16 bytes");
+  if (box_bytes > 128) reject("with the 128-byte swizzle a box row is at most 128 bytes");
+  p.base = base;
+  p.dims[0] = pitch;
+  p.dims[1] = uint64_t(rows);
+  p.dims[2] = uint64_t(L);
+  p.strides[0] = pitch;
+  p.strides[1] = pitch * uint64_t(rows);
+  p.box[0] = uint32_t(box_bytes);
+  p.box[1] = uint32_t(box_rows);
+  p.box[2] = 1;
+  for (uint64_t d : p.dims)
+    if (d > kMaxDim) reject("a dimension exceeds 2^32");
+  for (uint64_t s : p.strides)
+    if (s >= kMaxStride) reject("a stride reaches 2^40 bytes");
+  return p;
+}
+
+std::string TensorMapPlan::describe() const {
+  std::ostringstream o;
+  o << "uint8, dims {" << dims[0] << " bytes, " << dims[1] << " rows, " << dims[2] << " batches}, strides {"
+    << strides[0] << ", " << strides[1] << "} bytes, box {" << box[0] << " bytes, " << box[1] << " rows, " << box[2]
+    << "}, swizzle " << (swizzle == CU_TENSOR_MAP_SWIZZLE_128B ? "128B" : "other")
+    << ", out-of-bounds elements filled with zeros";
+  return o.str();
+}
+
+CUtensorMap encode_tensor_map(const TensorMapPlan& p) {
+  CUtensorMap map;
+  const cuuint64_t dims[3] = {p.dims[0], p.dims[1], p.dims[2]};
+  const cuuint64_t strides[2] = {p.strides[0], p.strides[1]};
+  const cuuint32_t box[3] = {p.box[0], p.box[1], p.box[2]};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult r = encode_fn()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(p.base), dims, strides, box,
+                                 element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, p.swizzle,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ") for " + p.describe());
+  return map;
+}
+
+}  // namespace gemm

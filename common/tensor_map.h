@@ -1,0 +1,41 @@
+// TMA tensor maps for the packed NVFP4 operands, built on the host.
+//
+// A tensor map (CUtensorMap, 128 bytes) describes a tensor in global memory and the box one TMA
+// copy moves into shared memory: dimensions, byte strides, box size, swizzle, out-of-bounds fill.
+// It is created by the driver function cuTensorMapEncodeTiled, which this project reaches through
+// the CUDA runtime's driver-entry-point API (cudaGetDriverEntryPointByVersion) instead of linking
+// the driver library, so every program still starts on a machine without a GPU driver.
+//
+// Packed E2M1 operands are mapped as bytes (CU_TENSOR_MAP_DATA_TYPE_UINT8): a row of K values is
+// K/2 bytes, and TMA copies bytes as they are, which is exactly the packed layout (FACTS.md 8: the
+// 4-bit TMA type is not needed and not confirmed on Hopper).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <string>
+
+namespace gemm {
+
+// Everything cuTensorMapEncodeTiled needs, computed and checked before any driver call (so the
+// checks run, and are tested, without a GPU).
+struct TensorMapPlan {
+  const void* base = nullptr;
+  uint64_t dims[3] = {};      // innermost first: {bytes per row, rows, batches}
+  uint64_t strides[2] = {};   // byte strides of dims 1 and 2 (dim 0 is contiguous)
+  uint32_t box[3] = {};       // the box one copy moves, innermost first
+  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  std::string describe() const;
+};
+
+// The map of a packed K-major operand: rows x K values x L batches, boxes of box_rows rows x
+// box_bytes bytes (box_bytes <= 128 with the 128-byte swizzle). Throws std::invalid_argument for
+// what TMA cannot address: a base that is not 16-byte aligned, a row pitch (K/2 bytes) that is not a
+// multiple of 16, dimensions or strides beyond TMA's limits.
+TensorMapPlan plan_packed_operand(const uint8_t* base, int rows, int K, int L, int box_rows, int box_bytes);
+
+// Encodes the plan through the driver. Throws std::runtime_error if the driver refuses.
+CUtensorMap encode_tensor_map(const TensorMapPlan& plan);
+
+}  // namespace gemm
