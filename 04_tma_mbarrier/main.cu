@@ -30,7 +30,8 @@ void walkthrough(const gemm::program::Options& o) {
               kPackedTileBytes, kSfTileBytes, kSfTileBytes, sizeof(StageBuffers));
   std::printf("  fixed:      decoded slices 2 x %d + barriers, table %d + alignment slack %d = %d bytes\n",
               kDecodedTileBytes, 1024, 1024, kFixedBytes);
-  std::printf("  budget:     %d bytes (the most a block may use on sm_90 and sm_100)\n", kSmemBudget);
+  std::printf("  budget:     %d bytes per SM / %d blocks per SM - 1024 reserved = %d bytes per block\n", kSmemPerSm,
+              kBlocksPerSm, kSmemBudget);
   std::printf("  stages:     (%d - %d) / %zu = %d   -> %d bytes used; up to %d k-tiles (%d values of k) in flight\n",
               kSmemBudget, kFixedBytes, sizeof(StageBuffers), kStages, kSmemBytes, kStages - 1, (kStages - 1) * kTileK);
 
