@@ -306,8 +306,9 @@ def ncu_table(doc):
     lines = [f"Nsight Compute {doc['ncu'].split()[1] if len(doc['ncu'].split()) > 1 else doc['ncu']} on "
              f"{doc['gpu']}, {shape}, first launch (`python3 docs/ncu_metrics.py`):", "",
              "| stage | shared loads | load wavefronts | load bank conflicts | shared stores | store wavefronts | "
-             "store bank conflicts | FMA pipe active | top stall reasons (cycles per issued instruction) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "store bank conflicts | FMA pipe active | DRAM throughput | warps active | long_scoreboard | "
+             "top stall reasons (cycles per issued instruction) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for stage, entry in doc["stages"].items():
         m = entry["metrics"]
         stalls = sorted(((v(m, k), k.split("stalled_")[1].split("_per_issue")[0]) for k in m
@@ -321,6 +322,9 @@ def ncu_table(doc):
             f"{v(m, 'l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum'):,.0f} | "
             f"{v(m, 'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum'):,.0f} | "
             f"{v(m, 'sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active'):.1f}% | "
+            f"{v(m, 'dram__throughput.avg.pct_of_peak_sustained_elapsed'):.1f}% | "
+            f"{v(m, 'sm__warps_active.avg.pct_of_peak_sustained_active'):.1f}% | "
+            f"{v(m, 'smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio'):.2f} | "
             + ", ".join(f"{name} {val:.2f}" for val, name in stalls) + " |")
     return "\n".join(lines) + "\n"
 
