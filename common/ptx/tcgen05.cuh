@@ -1,0 +1,328 @@
+// tcgen05: the fifth-generation tensor-core instructions of Blackwell (sm_100a), one wrapper per
+// instruction, named after it. PTX ISA 9.1, section 9.7.16; the facts used are in FACTS.md 1-6.
+//
+// Compiled for sm_100a each wrapper is the PTX instruction and nothing else. Compiled for Hopper
+// (sm_90a), which has no tcgen05, each wrapper calls the emulator (common/emu/tcgen05_emu.cuh),
+// which keeps Tensor Memory in global memory and reproduces the instruction from its definition
+// (docs/emulator.md says what is and is not modelled). One source serves both.
+//
+// Calling conventions. Instructions that one thread issues (mma, cp, commit) come twice:
+//   tcgen05_mma_*(...)        the PTX convention: exactly one thread calls it (the others do not);
+//                             the emulator then does all the work in that thread, slowly;
+//   tcgen05_mma_*_warp(...)   warp-collective: all 32 lanes call it; on sm_100a one elected lane
+//                             issues the instruction, on Hopper the whole warp shares the emulation.
+// A kernel written the ordinary way (if (elect_one_sync()) { mma; commit; }) runs on both; the
+// _warp forms run faster under emulation. Use one convention for an mma and its commit: commit
+// tracks the work of the thread that issued it. alloc, dealloc, relinquish and ld are .sync.aligned
+// in PTX: the whole warp calls them.
+//
+// Before launching a kernel that uses these wrappers, call gemm::tcgen05::prepare_launch() on the
+// host (in the same source file as the launch): on Hopper it binds the emulated Tensor Memory.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "common/cuda_check.h"
+#include "common/emu/tcgen05_emu.cuh"
+#include "common/emu/tcgen05_emu_state.h"
+#include "common/ptx/mbarrier.cuh"
+#include "common/tcgen05_desc.h"
+
+// Compiled for a GPU with tcgen05 (arch-specific Blackwell targets).
+#if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM101_ALL) || defined(__CUDA_ARCH_FEAT_SM103_ALL)
+#define GEMM_HAS_TCGEN05 1
+#else
+#define GEMM_HAS_TCGEN05 0
+#endif
+
+namespace gemm::tcgen05 {
+
+// Host: bind the emulator to this source file's kernels (no-op where tcgen05 is native).
+static inline void prepare_launch() {
+  static bool bound = false;  // per source file: each has its own copy of the device-side state
+  if (bound) return;
+  if (const emu::State* s = emu::emulator_state()) CUDA_CHECK(cudaMemcpyToSymbol(emu::g_state, s, sizeof(*s)));
+  bound = true;
+}
+
+}  // namespace gemm::tcgen05
+
+namespace gemm::ptx {
+
+// elect.sync _|p, membermask;   (PTX 9.7.13.14) true in exactly one lane of the full warp, the same
+// lane every time for the same mask. Hopper has it too.
+__device__ __forceinline__ bool elect_one_sync() {
+  uint32_t elected;
+  asm volatile(
+      "{\n"
+      " .reg .pred p;\n"
+      " elect.sync _|p, 0xffffffff;\n"
+      " selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(elected));
+  return elected != 0;
+}
+
+// ---- Allocation (PTX 9.7.16.7.1): whole warp, same arguments in every lane ------------------------
+
+// tcgen05.alloc.cta_group::N.sync.aligned.shared::cta.b32 [dst], ncols;
+// Allocates ncols columns (a power of two, 32..512) of Tensor Memory, all 128 lanes, and writes
+// their address (lane 0, first column) to shared memory at dst. Blocks until the columns are free.
+// With cta_group::2 one warp in each CTA of the pair calls it, and both get the same columns.
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_alloc(uint32_t* dst, uint32_t ncols) {
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_HAS_TCGEN05
+  if constexpr (kCtaGroup == 1)
+    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" ::"r"(smem_addr(dst)), "r"(ncols) : "memory");
+  else
+    asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%0], %1;" ::"r"(smem_addr(dst)), "r"(ncols) : "memory");
+#else
+  if (threadIdx.x % 32 == 0) emu::alloc(dst, ncols);
+  __syncwarp();
+#endif
+}
+
+// tcgen05.dealloc.cta_group::N.sync.aligned.b32 taddr, ncols;   exactly what alloc returned.
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_dealloc(uint32_t taddr, uint32_t ncols) {
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_HAS_TCGEN05
+  if constexpr (kCtaGroup == 1)
+    asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" ::"r"(taddr), "r"(ncols) : "memory");
+  else
+    asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 %0, %1;" ::"r"(taddr), "r"(ncols) : "memory");
+#else
+  if (threadIdx.x % 32 == 0) emu::dealloc(taddr, ncols);
+  __syncwarp();
+#endif
+}
+
+// tcgen05.relinquish_alloc_permit.cta_group::N.sync.aligned;   this CTA will allocate no more, so
+// another CTA may be scheduled onto the SM's Tensor Memory. (Not modelled by the emulator.)
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_relinquish_alloc_permit() {
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_HAS_TCGEN05
+  if constexpr (kCtaGroup == 1)
+    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
+  else
+    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;" ::: "memory");
+#endif
+}
+
+// ---- MMA (PTX 9.7.16.10.9.1) -----------------------------------------------------------------------------
+
+// tcgen05.mma.cta_group::N.kind::mxf4nvf4.block_scale.block16 [d], a_desc, b_desc, idesc,
+//     [sfa], [sfb], enable_input_d;
+//   d          TMEM address of the FP32 accumulator: lane 0, N columns (one per column of D)
+//   a_desc     shared-memory descriptor of A (M x 64 E2M1 values, K-major)
+//   b_desc     shared-memory descriptor of B (N x 64 E2M1 values, K-major)
+//   idesc      instruction descriptor: types, M, N (tcgen05::nvfp4_instr_descriptor)
+//   sfa, sfb   TMEM addresses of the scales (lane 0, first column; see tcgen05::sf_cell)
+//   accumulate enable-input-d: false for the first K step of a tile (D = A B), then true (D += A B)
+// Asynchronous: completion is tracked by tcgen05_commit from the same thread.
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_mma_nvfp4(uint32_t d, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                                                  uint32_t sfa, uint32_t sfb, bool accumulate) {
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_HAS_TCGEN05
+  if constexpr (kCtaGroup == 1)
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+        " tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 [%0], %1, %2, %3, [%5], [%6], p;\n}\n"
+        ::"r"(d), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(uint32_t(accumulate)), "r"(sfa), "r"(sfb)
+        : "memory");
+  else
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+        " tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16 [%0], %1, %2, %3, [%5], [%6], p;\n}\n"
+        ::"r"(d), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(uint32_t(accumulate)), "r"(sfa), "r"(sfb)
+        : "memory");
+#else
+  emu::mma_mxf4nvf4_block16(d, a_desc, b_desc, idesc, sfa, sfb, accumulate, kCtaGroup, 0, 1);
+#endif
+}
+
+// The same, called by all 32 lanes of a warp.
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_mma_nvfp4_warp(uint32_t d, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                                                       uint32_t sfa, uint32_t sfb, bool accumulate) {
+#if GEMM_HAS_TCGEN05
+  if (elect_one_sync()) tcgen05_mma_nvfp4<kCtaGroup>(d, a_desc, b_desc, idesc, sfa, sfb, accumulate);
+#else
+  emu::mma_mxf4nvf4_block16(d, a_desc, b_desc, idesc, sfa, sfb, accumulate, kCtaGroup, int(threadIdx.x % 32), 32);
+#endif
+  __syncwarp();
+}
+
+// ---- Copy shared memory -> Tensor Memory (PTX 9.7.16.9.2) ----------------------------------------------
+
+// tcgen05.cp.cta_group::N.32x128b.warpx4 [taddr], s_desc;
+// 32 rows of 16 bytes (one 512-byte blocked scale atom, read with tcgen05::sf_atom_descriptor) into
+// 32 lanes x 4 columns, duplicated into all four 32-lane quadrants; with cta_group::2 into both CTAs
+// of the pair, each from its own shared memory. Asynchronous; ordered before a later mma of the same
+// thread.
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc) {
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_HAS_TCGEN05
+  if constexpr (kCtaGroup == 1)
+    asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" ::"r"(taddr), "l"(s_desc) : "memory");
+  else
+    asm volatile("tcgen05.cp.cta_group::2.32x128b.warpx4 [%0], %1;" ::"r"(taddr), "l"(s_desc) : "memory");
+#else
+  emu::cp_32x128b_warpx4(taddr, s_desc, kCtaGroup, 0, 1);
+#endif
+}
+
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_cp_32x128b_warpx4_warp(uint32_t taddr, uint64_t s_desc) {
+#if GEMM_HAS_TCGEN05
+  if (elect_one_sync()) tcgen05_cp_32x128b_warpx4<kCtaGroup>(taddr, s_desc);
+#else
+  emu::cp_32x128b_warpx4(taddr, s_desc, kCtaGroup, int(threadIdx.x % 32), 32);
+#endif
+  __syncwarp();
+}
+
+// ---- Tensor Memory -> registers (PTX 9.7.16.8.3, 9.7.16.8.5) -----------------------------------------------
+
+// tcgen05.ld.sync.aligned.32x32b.xN.b32 {r0..r(N-1)}, [taddr];
+// Lane t of the warp reads TMEM lane (lane of taddr) + t, columns column .. column + N - 1. A warp
+// may only touch its own quadrant: lanes 32 * (warp % 4) .. + 31, so taddr's lane must be that.
+// Asynchronous: call tcgen05_wait_ld() before using r. N = 4, 8, 16 or 32.
+template <int N>
+__device__ __forceinline__ void tcgen05_ld_32x32b(uint32_t taddr, uint32_t (&r)[N]) {
+  static_assert(N == 4 || N == 8 || N == 16 || N == 32, "the .num variants this project uses");
+#if GEMM_HAS_TCGEN05
+  if constexpr (N == 4) {
+    asm volatile("tcgen05.ld.sync.aligned.32x32b.x4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(taddr));
+  }
+  else if constexpr (N == 8) {
+    asm volatile("tcgen05.ld.sync.aligned.32x32b.x8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7])
+                 : "r"(taddr));
+  }
+  else if constexpr (N == 16) {
+    asm volatile("tcgen05.ld.sync.aligned.32x32b.x16.b32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, [%16];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15])
+                 : "r"(taddr));
+  }
+  else if constexpr (N == 32) {
+    asm volatile("tcgen05.ld.sync.aligned.32x32b.x32.b32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, [%32];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7]), "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]), "=r"(r[12]), "=r"(r[13]), "=r"(r[14]), "=r"(r[15]), "=r"(r[16]), "=r"(r[17]), "=r"(r[18]), "=r"(r[19]), "=r"(r[20]), "=r"(r[21]), "=r"(r[22]), "=r"(r[23]), "=r"(r[24]), "=r"(r[25]), "=r"(r[26]), "=r"(r[27]), "=r"(r[28]), "=r"(r[29]), "=r"(r[30]), "=r"(r[31])
+                 : "r"(taddr));
+  }
+#else
+  emu::ld_32x32b<N>(taddr, r);
+#endif
+}
+
+// tcgen05.wait::ld.sync.aligned;   all of this thread's prior tcgen05.ld have completed.
+__device__ __forceinline__ void tcgen05_wait_ld() {
+#if GEMM_HAS_TCGEN05
+  asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
+#endif
+}
+
+// ---- Ordering (PTX 9.7.16.11.1, 9.7.16.6.4) ------------------------------------------------------------------
+
+// tcgen05.fence::before_thread_sync;   prior async tcgen05 work of this thread is ordered before
+// the next synchronisation (mbarrier arrive, bar.sync). Use it before signalling another thread.
+__device__ __forceinline__ void tcgen05_fence_before_thread_sync() {
+#if GEMM_HAS_TCGEN05
+  asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
+#else
+  emu::fence_acq_rel_cluster();  // emulated work is plain memory traffic: a fence orders it
+#endif
+}
+
+// tcgen05.fence::after_thread_sync;   later async tcgen05 work is ordered after the preceding
+// synchronisation. Use it after waiting on a barrier, before tcgen05 work that depends on it.
+__device__ __forceinline__ void tcgen05_fence_after_thread_sync() {
+#if GEMM_HAS_TCGEN05
+  asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+#else
+  emu::fence_acq_rel_cluster();
+#endif
+}
+
+// ---- Completion (PTX 9.7.16.12.1) ------------------------------------------------------------------------------
+
+// tcgen05.commit.cta_group::N.mbarrier::arrive::one.shared::cluster.b64 [bar];
+// When all prior async tcgen05 work (mma, cp) of this thread has completed, one arrive on bar.
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_commit(uint64_t* bar) {
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_HAS_TCGEN05
+  if constexpr (kCtaGroup == 1)
+    asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
+  else
+    asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
+#else
+  emu::commit(bar, uint16_t(1u << emu::cluster_ctarank()));
+#endif
+}
+
+// tcgen05.commit.cta_group::N.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [bar], mask;
+// The same arrive on the barrier at bar's offset in every CTA whose cluster rank is set in mask.
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_commit_multicast(uint64_t* bar, uint16_t cta_mask) {
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_HAS_TCGEN05
+  if constexpr (kCtaGroup == 1)
+    asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;"
+                 ::"r"(smem_addr(bar)), "h"(cta_mask) : "memory");
+  else
+    asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;"
+                 ::"r"(smem_addr(bar)), "h"(cta_mask) : "memory");
+#else
+  emu::commit(bar, cta_mask);
+#endif
+}
+
+// Warp-collective forms: the lane elect_one_sync() picks commits (on Hopper after the whole warp's
+// share of the emulated work is done).
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_commit_warp(uint64_t* bar) {
+  __syncwarp();
+  if (elect_one_sync()) tcgen05_commit<kCtaGroup>(bar);
+  __syncwarp();
+}
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_commit_multicast_warp(uint64_t* bar, uint16_t cta_mask) {
+  __syncwarp();
+  if (elect_one_sync()) tcgen05_commit_multicast<kCtaGroup>(bar, cta_mask);
+  __syncwarp();
+}
+
+// ---- TMA into a CTA pair (PTX 9.7.9.27.1.2, .cta_group::2) -----------------------------------------------
+
+// cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
+//     [dst], [map, {x, y, z}], [leader's bar];
+// A TMA load into this CTA's shared memory whose transaction bytes complete on the barrier at the
+// same offset in the even (leader) CTA of the pair: both CTAs load their halves, the leader's
+// "full" barrier counts both. `bytes` is the box size; the hardware does not need it, the emulator
+// (which reports the bytes itself) does. One issuing thread per CTA at a time.
+__device__ __forceinline__ void tma_load_3d_cta_group2(void* dst, const CUtensorMap* map, int x, int y, int z,
+                                                       uint64_t* bar, uint32_t bytes) {
+#if GEMM_HAS_TCGEN05
+  (void)bytes;
+  const uint32_t leader_bar = emu::map_to_rank(smem_addr(bar), emu::cluster_ctarank() & ~1u);
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2"
+      " [%0], [%1, {%2, %3, %4}], [%5];"
+      ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(leader_bar)
+      : "memory");
+#else
+  emu::tma_load_3d_cta_group2(dst, map, x, y, z, bar, bytes);
+#endif
+}
+
+}  // namespace gemm::ptx
