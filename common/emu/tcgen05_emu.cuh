@@ -68,9 +68,11 @@ __device__ __forceinline__ uint32_t ld_cluster_u32(uint32_t cluster_addr) {
 }
 __device__ __forceinline__ void fence_acq_rel_cluster() { asm volatile("fence.acq_rel.cluster;" ::: "memory"); }
 
-// Stops the kernel with a message naming the instruction and the rule it broke.
+// Stops the kernel with a message naming the instruction and the rule it broke (printed once per
+// warp: the lowest lane that got here).
 static __device__ __noinline__ void fail(const char* instruction, const char* what, uint32_t a = 0, uint32_t b = 0) {
-  printf("tcgen05 emulator: %s: %s [%u, %u] (block %d,%d,%d thread %d)\n", instruction, what, a, b, blockIdx.x,
+  if (threadIdx.x % 32 == uint32_t(__ffs(__activemask()) - 1))
+    printf("tcgen05 emulator: %s: %s [%u, %u] (block %d,%d,%d thread %d)\n", instruction, what, a, b, blockIdx.x,
          blockIdx.y, blockIdx.z, threadIdx.x);
   __trap();
 }

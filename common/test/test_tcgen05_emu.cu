@@ -309,7 +309,7 @@ TEST(GpuTcgen05Gemm, Emulated1024CubedIsExactAndTakesSeconds) {
   const bool emulated = !gpu_info().tcgen05_native();
   RecordProperty("ms", std::to_string(ms));
   std::printf("1024^3 NVFP4 GEMM through the tcgen05 wrappers (%s, 32 CTAs of 128 x 256, 16 MMAs each): %.1f ms\n",
-              emulated ? "EMULATED on " + gpu_info().name : "native", double(ms));
+              (emulated ? "EMULATED on " + gpu_info().name : std::string("native")).c_str(), double(ms));
   if (emulated) EXPECT_LT(ms, 10000.0f);
 }
 
