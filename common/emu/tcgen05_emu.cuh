@@ -92,6 +92,17 @@ __device__ __forceinline__ uint32_t sm_of_rank(uint32_t rank) {
   return ld_cluster_u32(map_to_rank(uint32_t(__cvta_generic_to_shared(&cta_smid_slot())), rank));
 }
 
+// The cta_group of this CTA's tcgen05 work, recorded by tcgen05.alloc: every tcgen05 instruction of
+// a kernel must use the same value (PTX 9.7.16.10.9.1).
+__device__ __forceinline__ uint32_t& cta_group_slot() {
+  __shared__ uint32_t slot;
+  return slot;
+}
+__device__ __forceinline__ void check_cta_group(const char* instruction, int cta_group) {
+  if (cta_group_slot() != uint32_t(cta_group))
+    fail(instruction, "mixed cta_group values in one kernel (this, the alloc's)", uint32_t(cta_group), cta_group_slot());
+}
+
 __device__ __forceinline__ uint32_t* tmem_cell(uint32_t sm, uint32_t lane, uint32_t column) {
   return g_state.tmem + (size_t(sm) * tcgen05::kTmemLanes + lane) * tcgen05::kTmemColumns + column;
 }
@@ -115,11 +126,12 @@ __device__ __forceinline__ void unlock(SmAllocator* a) {
 }
 
 // tcgen05.alloc: first fit of `ncols` columns aligned to their size, blocking until they are free.
-__device__ inline void alloc(uint32_t* dst, uint32_t ncols) {
+__device__ inline void alloc(uint32_t* dst, uint32_t ncols, int cta_group) {
   if (ncols < 32 || ncols > 512 || (ncols & (ncols - 1)))
     fail("tcgen05.alloc", "nCols must be a power of two in [32, 512]", ncols);
   const uint32_t sm = smid(), units = ncols / kUnitColumns;
   cta_smid_slot() = sm;
+  cta_group_slot() = uint32_t(cta_group);
   SmAllocator* a = g_state.allocators + sm;
   volatile uint32_t* owner = a->owner;
   const unsigned long long start = ptx::global_timer_ns();
@@ -144,7 +156,8 @@ __device__ inline void alloc(uint32_t* dst, uint32_t ncols) {
 }
 
 // tcgen05.dealloc: exactly an allocation made on this SM.
-__device__ inline void dealloc(uint32_t taddr, uint32_t ncols) {
+__device__ inline void dealloc(uint32_t taddr, uint32_t ncols, int cta_group) {
+  check_cta_group("tcgen05.dealloc", cta_group);
   const uint32_t column = tcgen05::tmem_column(taddr), sm = smid(), units = ncols / kUnitColumns;
   if (tcgen05::tmem_lane(taddr) != 0 || column % kUnitColumns || ncols < 32 || ncols > 512 || (ncols & (ncols - 1)))
     fail("tcgen05.dealloc", "not an allocation's address and size", taddr, ncols);
@@ -204,6 +217,7 @@ __device__ inline tcgen05::SmemDescriptor checked_descriptor(const char* instruc
 // Row i (of 32) of the source, 16 bytes, goes to lanes i, 32 + i, 64 + i, 96 + i, columns c..c+3.
 // With cta_group::2 both CTAs of the pair are filled, each from its own shared memory.
 __device__ inline void cp_32x128b_warpx4(uint32_t taddr, uint64_t sdesc, int cta_group, int worker, int workers) {
+  check_cta_group("tcgen05.cp", cta_group);
   const tcgen05::SmemDescriptor d = checked_descriptor("tcgen05.cp", sdesc, false);
   const uint32_t lane0 = tcgen05::tmem_lane(taddr), column = tcgen05::tmem_column(taddr);
   if (lane0 != 0) fail("tcgen05.cp", ".32x128b.warpx4 writes all four quadrants: the lane field must be 0", lane0);
@@ -263,6 +277,7 @@ __device__ inline void mma_mxf4nvf4_block16(uint32_t d_tmem, uint64_t adesc, uin
                                             uint32_t sfa_tmem, uint32_t sfb_tmem, bool accumulate, int cta_group,
                                             int worker, int workers) {
   const char* kName = "tcgen05.mma";
+  check_cta_group(kName, cta_group);
   const tcgen05::InstrDescriptor id = tcgen05::decode_instr_descriptor(idesc);
   if (id.reserved) fail(kName, "reserved instruction-descriptor bits set", id.reserved);
   if (id.sparse) fail(kName, "sparse MMA is not modelled");
@@ -331,7 +346,8 @@ __device__ inline void ld_32x32b(uint32_t taddr, uint32_t (&r)[N]) {
 
 // The emulated work is already complete; make it visible at cluster scope, then arrive (count 1)
 // on the barrier of every CTA in `cta_mask` (bit i: cluster rank i).
-__device__ inline void commit(uint64_t* bar, uint16_t cta_mask) {
+__device__ inline void commit(uint64_t* bar, uint16_t cta_mask, int cta_group) {
+  check_cta_group("tcgen05.commit", cta_group);
   fence_acq_rel_cluster();
   const uint32_t local = uint32_t(__cvta_generic_to_shared(bar));
   for (uint32_t rank = 0; rank < 16; ++rank)

@@ -53,6 +53,16 @@ struct Impl {
   Nvfp4Launcher nvfp4 = nullptr;
 };
 
+// The label (the implementation's role) and the shape counters docs/plot.py reads.
+void label_gemm(benchmark::State& state, const Impl& impl, const Shape& s, double bytes) {
+  state.SetLabel(impl.role);
+  state.counters["M"] = s.M;
+  state.counters["N"] = s.N;
+  state.counters["K"] = s.K;
+  state.counters["L"] = s.L;
+  state.counters["bytes_per_flop"] = bytes / flops(s.M, s.N, s.K, s.L);
+}
+
 // Device inputs for one shape, in `sets` copies whose total covers at least 2x L2.
 struct Fp32Inputs {
   int sets = 1;
@@ -155,12 +165,7 @@ void bench_nvfp4(benchmark::State& state, const Impl& impl, const Shape& s) {
   time_launches(
       state, in.sets, [&](int i, cudaStream_t st) { impl.nvfp4(in.args(s, i), st); }, flops(s.M, s.N, s.K, s.L),
       min_bytes(probe), gpu_info().fp32_peak_tflops());
-  state.SetLabel(impl.role);
-  state.counters["M"] = s.M;
-  state.counters["N"] = s.N;
-  state.counters["K"] = s.K;
-  state.counters["L"] = s.L;
-  state.counters["bytes_per_flop"] = min_bytes(probe) / flops(s.M, s.N, s.K, s.L);
+  label_gemm(state, impl, s, min_bytes(probe));
 }
 
 void bench_fp32(benchmark::State& state, const Impl& impl, const Shape& s) {
@@ -169,12 +174,7 @@ void bench_fp32(benchmark::State& state, const Impl& impl, const Shape& s) {
   time_launches(
       state, in.sets, [&](int i, cudaStream_t st) { impl.fp32(in.args(s, i), st); }, flops(s.M, s.N, s.K, s.L),
       min_bytes(probe), gpu_info().fp32_peak_tflops());
-  state.SetLabel(impl.role);
-  state.counters["M"] = s.M;
-  state.counters["N"] = s.N;
-  state.counters["K"] = s.K;
-  state.counters["L"] = s.L;
-  state.counters["bytes_per_flop"] = min_bytes(probe) / flops(s.M, s.N, s.K, s.L);
+  label_gemm(state, impl, s, min_bytes(probe));
 }
 
 void add_context(const Stage& self) {

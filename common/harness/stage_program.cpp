@@ -53,41 +53,54 @@ double median_ms(int iters, Launch&& launch) {
   return ms[ms.size() / 2];
 }
 
-Result check_and_time_fp32(const Stage& stage, const Options& o) {
+// Run once on a NaN-poisoned C (an output the kernel forgets cannot pass), compare with the CPU
+// reference (every output of a small problem; corners, tails and random spots of a large one),
+// then time `iters` launches.
+template <class Args, class Out, class Launch, class CompareFull, class CompareSpots>
+Result check_and_time(const Options& o, const Args& host, const Args& args, DeviceBuffer<Out>& C, Launch launch,
+                      CompareFull compare_full, CompareSpots compare_spots) {
   Result r;
-  std::printf("  inputs: realistic normal(0,1) data with outliers, seed %llu\n", (unsigned long long)o.seed);
-  const HostFp32Problem p = make_fp32_problem(o.M, o.N, o.K, o.L, Tier::kRealistic, o.seed);
-  DeviceBuffer<float> A(p.A), B(p.B), C(size_t(int64_t(o.M) * o.N * o.L));
-  const Fp32GemmArgs args{o.M, o.N, o.K, o.L, A.get(), B.get(), C.get()};
-  C.fill_bytes(0xFF);  // NaN everywhere: an output the kernel forgets cannot pass
-  stage.fp32(args, nullptr);
+  C.fill_bytes(0xFF);
+  launch();
   CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<float> got = C.download();
+  const std::vector<Out> got = C.download();
   const CompareShape shape{o.M, o.N, o.K, o.L};
   CompareResult cmp;
   if (double(o.M) * o.N * o.K * o.L <= kFullCheckMacs) {
-    cmp = compare_fp32(got, reference_gemm(p.host_args()), shape, Tier::kRealistic);
+    cmp = compare_full(got, reference_gemm(host), shape);
   } else {
     SpotSet s = spot_positions(o.M, o.N, o.L, kSpotSamples, o.seed);
     for (size_t i = 0; i < s.l.size(); ++i) {
       double abs_sum;
-      s.want.push_back(reference_at(p.host_args(), s.l[i], s.m[i], s.n[i], &abs_sum));
+      s.want.push_back(reference_at(host, s.l[i], s.m[i], s.n[i], &abs_sum));
       s.abs_sum.push_back(abs_sum);
     }
-    cmp = compare_spots_fp32(got, s, shape);
+    cmp = compare_spots(got, s, shape);
   }
   r.checked = cmp.checked;
   r.status = cmp.ok() ? "PASSED" : "FAILED";
   if (!cmp.ok()) r.why = cmp.describe();
-  r.ms = median_ms(o.iters, [&] { stage.fp32(args, nullptr); });
+  r.ms = median_ms(o.iters, launch);
   r.tflops = flops(o.M, o.N, o.K, o.L) / (r.ms * 1e-3) * 1e-12;
   r.gbps = min_bytes(args) / (r.ms * 1e-3) * 1e-9;
   r.peak_fraction = r.tflops / gpu_info().fp32_peak_tflops();
   return r;
 }
 
+Result check_and_time_fp32(const Stage& stage, const Options& o) {
+  std::printf("  inputs: realistic normal(0,1) data with outliers, seed %llu\n", (unsigned long long)o.seed);
+  const HostFp32Problem p = make_fp32_problem(o.M, o.N, o.K, o.L, Tier::kRealistic, o.seed);
+  DeviceBuffer<float> A(p.A), B(p.B), C(size_t(int64_t(o.M) * o.N * o.L));
+  const Fp32GemmArgs args{o.M, o.N, o.K, o.L, A.get(), B.get(), C.get()};
+  return check_and_time(
+      o, p.host_args(), args, C, [&] { stage.fp32(args, nullptr); },
+      [](const auto& got, const ReferenceOutput& ref, const CompareShape& sh) {
+        return compare_fp32(got, ref, sh, Tier::kRealistic);
+      },
+      compare_spots_fp32);
+}
+
 Result check_and_time_nvfp4(const Stage& stage, const Options& o) {
-  Result r;
   std::printf("  inputs: realistic normal(0,1) data with outliers, quantized to NVFP4 on the CPU, seed %llu\n",
               (unsigned long long)o.seed);
   const HostNvfp4Problem p = make_nvfp4_problem(o.M, o.N, o.K, o.L, Tier::kRealistic, o.seed);
@@ -95,31 +108,12 @@ Result check_and_time_nvfp4(const Stage& stage, const Options& o) {
   DeviceBuffer<uint16_t> C(size_t(int64_t(o.M) * o.N * o.L));
   const Nvfp4GemmArgs args{o.M, o.N, o.K, o.L, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha,
                            reinterpret_cast<__half*>(C.get())};
-  C.fill_bytes(0xFF);
-  stage.nvfp4(args, nullptr);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<uint16_t> got = C.download();
-  const CompareShape shape{o.M, o.N, o.K, o.L};
-  CompareResult cmp;
-  if (double(o.M) * o.N * o.K * o.L <= kFullCheckMacs) {
-    cmp = compare_fp16(got, reference_gemm(p.host_args()), shape, Tier::kRealistic);
-  } else {
-    SpotSet s = spot_positions(o.M, o.N, o.L, kSpotSamples, o.seed);
-    for (size_t i = 0; i < s.l.size(); ++i) {
-      double abs_sum;
-      s.want.push_back(reference_at(p.host_args(), s.l[i], s.m[i], s.n[i], &abs_sum));
-      s.abs_sum.push_back(abs_sum);
-    }
-    cmp = compare_spots_fp16(got, s, shape);
-  }
-  r.checked = cmp.checked;
-  r.status = cmp.ok() ? "PASSED" : "FAILED";
-  if (!cmp.ok()) r.why = cmp.describe();
-  r.ms = median_ms(o.iters, [&] { stage.nvfp4(args, nullptr); });
-  r.tflops = flops(o.M, o.N, o.K, o.L) / (r.ms * 1e-3) * 1e-12;
-  r.gbps = min_bytes(args) / (r.ms * 1e-3) * 1e-9;
-  r.peak_fraction = r.tflops / gpu_info().fp32_peak_tflops();
-  return r;
+  return check_and_time(
+      o, p.host_args(), args, C, [&] { stage.nvfp4(args, nullptr); },
+      [](const auto& got, const ReferenceOutput& ref, const CompareShape& sh) {
+        return compare_fp16(got, ref, sh, Tier::kRealistic);
+      },
+      compare_spots_fp16);
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ __device__ __forceinline__ void tcgen05_alloc(uint32_t* dst, uint32_t ncols) {
   else
     asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%0], %1;" ::"r"(smem_addr(dst)), "r"(ncols) : "memory");
 #else
-  if (threadIdx.x % 32 == 0) emu::alloc(dst, ncols);
+  if (threadIdx.x % 32 == 0) emu::alloc(dst, ncols, kCtaGroup);
   __syncwarp();
 #endif
 }
@@ -96,7 +96,7 @@ __device__ __forceinline__ void tcgen05_dealloc(uint32_t taddr, uint32_t ncols) 
   else
     asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 %0, %1;" ::"r"(taddr), "r"(ncols) : "memory");
 #else
-  if (threadIdx.x % 32 == 0) emu::dealloc(taddr, ncols);
+  if (threadIdx.x % 32 == 0) emu::dealloc(taddr, ncols, kCtaGroup);
   __syncwarp();
 #endif
 }
@@ -266,7 +266,7 @@ __device__ __forceinline__ void tcgen05_commit(uint64_t* bar) {
   else
     asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
 #else
-  emu::commit(bar, uint16_t(1u << emu::cluster_ctarank()));
+  emu::commit(bar, uint16_t(1u << emu::cluster_ctarank()), kCtaGroup);
 #endif
 }
 
@@ -283,7 +283,7 @@ __device__ __forceinline__ void tcgen05_commit_multicast(uint64_t* bar, uint16_t
     asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;"
                  ::"r"(smem_addr(bar)), "h"(cta_mask) : "memory");
 #else
-  emu::commit(bar, cta_mask);
+  emu::commit(bar, cta_mask, kCtaGroup);
 #endif
 }
 

@@ -434,6 +434,10 @@ __global__ void misuse_kernel(int what) {
     const uint64_t bad = tcgen05::kmajor_sw128_descriptor(0) & ~(uint64_t(1) << 46);
     tcgen05_mma_nvfp4_warp<1>(tmem, bad, bad, tcgen05::nvfp4_instr_descriptor(128, 64), tmem, tmem, false);
   }
+#if !GEMM_HAS_TCGEN05  // ptxas itself rejects a kernel that mixes cta_group values
+  if (what == 3 && warp == 0)  // allocated with cta_group::1, then a cta_group::2 copy
+    tcgen05_cp_32x128b_warpx4_warp<2>(tmem, tcgen05::sf_atom_descriptor(0));
+#endif
   __syncthreads();
   if (threadIdx.x < 32) tcgen05_dealloc<1>(tmem, 64);
 }
@@ -457,11 +461,11 @@ TEST_P(GpuTcgen05MisuseDeathTest, Traps) {
 
 std::string misuse_name(const ::testing::TestParamInfo<int>& info) {
   static const char* const kNames[] = {"ld_outside_its_quadrant", "dealloc_of_what_was_not_allocated",
-                                       "descriptor_fixed_bits"};
+                                       "descriptor_fixed_bits", "mixed_cta_group"};
   return kNames[info.param];
 }
 
-INSTANTIATE_TEST_SUITE_P(Misuse, GpuTcgen05MisuseDeathTest, ::testing::Values(0, 1, 2), misuse_name);
+INSTANTIATE_TEST_SUITE_P(Misuse, GpuTcgen05MisuseDeathTest, ::testing::Values(0, 1, 2, 3), misuse_name);
 
 }  // namespace
 }  // namespace gemm
