@@ -9,7 +9,7 @@
 //                 q_i = E2M1( x_i * enc )                         the stored payload
 // Decoding is x_i ~= q_i * float(s) / gs: the block scale is stored, 1/gs is the per-tensor decode
 // scale, and a GEMM of two quantized tensors multiplies by alpha = 1 / (gs_A * gs_B).
-// This is the formulation used with cuBLAS/CUTLASS/FlashInfer NVFP4 GEMMs (FACTS.md 9.4): gs maps
+// This is the formulation used with cuBLAS/CUTLASS/FlashInfer NVFP4 GEMMs (vLLM's and FlashInfer's NVFP4 GEMM tests, CUTLASS example 72): gs maps
 // the tensor's largest magnitude onto the largest product of an E4M3 scale (448) and an E2M1 value (6).
 #pragma once
 

@@ -1,5 +1,5 @@
 // Where an NVFP4 block scale lives in memory: the "blocked" scale-factor layout that cuBLAS, CUTLASS
-// and the tcgen05 tensor cores share (FACTS.md 4.1: PyTorch's to_blocked, cuBLAS "1D block scaling
+// and the tcgen05 tensor cores share (PyTorch's to_blocked, cuBLAS "1D block scaling
 // factors layout").
 //
 // Logical view: one E4M3 scale per row and per 16 consecutive k, a rows x (K/16) matrix.

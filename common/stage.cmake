@@ -1,6 +1,6 @@
 # add_gemm_stage(<folder>): turns one stage folder into its programs, tests and convenience targets.
 #
-# A stage folder holds kernel.cuh, main.cu, test.cu, bench.cu (DESIGN.md). For folder "NN_slug":
+# A stage folder holds kernel.cuh, main.cu, test.cu, bench.cu (README.md, "Layout"). For folder "NN_slug":
 #   stageNN          main.cu, the walkthrough program
 #   test_stageNN     test.cu + GoogleTest; ctest labels "stageNN" and "gpu" (suites named *Gpu*) or "cpu"
 #   bench_stageNN    bench.cu + Google Benchmark; also links the previous stage through the registry

@@ -14,7 +14,7 @@
 // same four banks eight times (rows are exactly 32 banks wide); swizzled, the eight reads land on
 // eight different 16-byte bank groups. It is the pattern TMA writes with CU_TENSOR_MAP_SWIZZLE_128B
 // (stage 04) and the tcgen05 tensor cores read with layout type SWIZZLE_128B (stage 05): as an
-// address function it is CuTe's Swizzle<3,4,3>, bits [4,7) ^= bits [7,10) (FACTS.md 1.3). The
+// address function it is CuTe's Swizzle<3,4,3>, bits [4,7) ^= bits [7,10) (PTX ISA 9.1, 5.5.7). The
 // hardware applies it to absolute shared-memory addresses, so tiles start 1024-byte aligned and
 // offsets from the tile base swizzle the same way.
 #pragma once

@@ -3,7 +3,7 @@
 // the hardware on sm_100a and to the emulator (common/emu/tcgen05_emu.cuh) on Hopper, which decodes
 // them with the functions below; the tests check both directions against worked values.
 //
-// Shared-memory matrix descriptor, 64 bits   PTX ISA 9.1, 9.7.16.4.1, Table 40 (FACTS.md 1.1)
+// Shared-memory matrix descriptor, 64 bits   PTX ISA 9.1, 9.7.16.4.1, Table 40
 //   bits  0-13  start address     (byte address & 0x3FFFF) >> 4
 //   bits 16-29  LBO               leading-dimension byte offset >> 4 (unused by swizzled K-major)
 //   bits 32-45  SBO               stride-dimension byte offset >> 4: from one 8-row group to the next
@@ -13,14 +13,14 @@
 //   bits 53-60  fixed 0
 //   bits 61-63  layout (swizzle)  0 none, 1 128B with 32B atoms, 2 128B, 4 64B, 6 32B
 //
-// Instruction descriptor for kind::mxf4nvf4, 32 bits   PTX ISA 9.1, 9.7.16.4.2, Table 44 (FACTS.md 2.1)
+// Instruction descriptor for kind::mxf4nvf4, 32 bits   PTX ISA 9.1, 9.7.16.4.2, Table 44
 //   bit   2     sparsity (0 dense)          bits 4-5   SFB id (0 for block16)
 //   bits  7-9   A type (E2M1 = 1)           bits 10-11 B type (E2M1 = 1)
 //   bit  13/14  negate A / B                bit 15/16  transpose A / B (0: K-major, the only choice)
 //   bits 17-22  N >> 3                      bit 23     scale type (UE4M3 = 0, UE8M0 = 1)
 //   bits 27-28  M >> 7                      bits 29-30 SFA id (0 for block16)   bit 31 K = 96 (sm_103a)
 //
-// Tensor Memory address, 32 bits   PTX ISA 9.1, 9.7.16.1 (FACTS.md 6.1): lane << 16 | column.
+// Tensor Memory address, 32 bits   PTX ISA 9.1, 9.7.16.1: lane << 16 | column.
 #pragma once
 
 #include <cstdint>
@@ -76,7 +76,7 @@ GEMM_HD uint64_t kmajor_sw128_descriptor(uint32_t smem_byte_address) {
 }
 
 // The descriptor tcgen05.cp reads a 512-byte scale-factor atom with: no swizzle, 32 rows of 16
-// bytes, 8-row core matrices 128 bytes apart (FACTS.md 1.5).
+// bytes, 8-row core matrices 128 bytes apart (as DeepGEMM reads its scale atoms).
 GEMM_HD uint64_t sf_atom_descriptor(uint32_t smem_byte_address) {
   SmemDescriptor d;
   d.start = smem_byte_address;
@@ -88,7 +88,8 @@ GEMM_HD uint64_t sf_atom_descriptor(uint32_t smem_byte_address) {
 
 // Advance a descriptor's start address by `bytes` (a multiple of 16) along K within one swizzle
 // atom: only the low word changes, and the hardware derives the swizzle phase from the address of
-// each access, so the same pattern stays valid (FACTS.md 1.4).
+// each access, so the same pattern stays valid (what CUTLASS and DeepGEMM do; the PTX ISA does
+// not say it in words).
 GEMM_HD uint64_t advance_start(uint64_t desc, uint32_t bytes) { return desc + (bytes >> 4); }
 
 // ---- Instruction descriptor (kind::mxf4nvf4) ----------------------------------------------------
@@ -148,7 +149,8 @@ GEMM_HD uint32_t tmem_column(uint32_t address) { return address & 0xFFFF; }
 
 // Where the block16 MMA reads the scale of row r (of A, or column r of B) for the s-th 16 values of
 // its K = 64: lane r % 32 of every 32-lane quadrant (tcgen05.cp .32x128b.warpx4 writes all four
-// copies), column sf_column + r / 32, byte s of the 32-bit cell (FACTS.md 4.4). One 512-byte
+// copies), column sf_column + r / 32, byte s of the 32-bit cell (CUTLASS's and DeepGEMM's placement: the PTX ISA shows it
+// only in figures). One 512-byte
 // blocked-layout atom, copied by one tcgen05.cp, fills exactly these cells for 128 rows.
 struct SfCell {
   uint32_t lane, column, byte;

@@ -7,8 +7,8 @@
 // the driver library, so every program still starts on a machine without a GPU driver.
 //
 // Packed E2M1 operands are mapped as bytes (CU_TENSOR_MAP_DATA_TYPE_UINT8): a row of K values is
-// K/2 bytes, and TMA copies bytes as they are, which is exactly the packed layout (FACTS.md 8: the
-// 4-bit TMA type is not needed and not confirmed on Hopper).
+// K/2 bytes, and TMA copies bytes as they are, which is exactly the packed layout (the packed
+// 4-bit TMA type is not needed, and not documented for Hopper).
 #pragma once
 
 #include <cuda.h>

@@ -1,8 +1,8 @@
 // The tcgen05 emulator: what the wrappers of common/ptx/tcgen05.cuh run when compiled for Hopper
 // (sm_90a), where no tcgen05 instruction, no Tensor Memory and no E2M1 conversion exist.
 //
-// It is built from the PTX ISA's definitions (FACTS.md gives them with sources), not from what a
-// kernel happens to need, and it refuses what it does not model:
+// It is built from the PTX ISA's definitions (PTX ISA 9.1, section 9.7.16), not from what a kernel
+// happens to need, and it refuses what it does not model:
 //   Tensor Memory   128 lanes x 512 columns x 32 bits per SM, in global memory, owned by %smid;
 //                   addresses lane << 16 | column, as on the hardware. Allocation in powers of two
 //                   from 32 to 512 columns, first fit, blocking until columns are free.
@@ -176,7 +176,7 @@ __device__ inline void dealloc(uint32_t taddr, uint32_t ncols, int cta_group) {
 // ---- Shared-memory operands ---------------------------------------------------------------------------
 
 // Byte address, in the shared memory of the CTA the descriptor is read in, of byte `kb` of row `r`
-// of a K-major operand described by `d` (FACTS.md 1.3-1.4): 8-row groups SBO apart; inside a group,
+// of a K-major operand described by `d` (PTX ISA 9.1, 9.7.16.3 and 5.5.7): 8-row groups SBO apart; inside a group,
 // rows are one swizzle row apart (128, 64, 32 bytes) with the swizzle applied to the absolute
 // address, or, without swizzle, 16-byte core-matrix rows with the K chunks LBO apart.
 __device__ __forceinline__ uint32_t operand_byte_address(const tcgen05::SmemDescriptor& d, uint32_t r, uint32_t kb) {
@@ -359,8 +359,8 @@ __device__ inline void commit(uint64_t* bar, uint16_t cta_mask, int cta_group) {
 // ---- TMA with .cta_group::2 --------------------------------------------------------------------------------
 
 // A plain TMA into this CTA's shared memory completing on a private barrier, a wait, then the
-// bytes are reported to the leader CTA's barrier (complete_tx on a peer's mbarrier works on sm_90:
-// shared/device/README.md). The issuing thread blocks until its copy has landed.
+// bytes are reported to the leader CTA's barrier (mbarrier.complete_tx on a peer CTA's barrier
+// exists on sm_90: PTX ISA 9.1, 9.7.13.15.12). The issuing thread blocks until its copy has landed.
 __device__ inline void tma_load_3d_cta_group2(void* dst, const CUtensorMap* map, int x, int y, int z, uint64_t* bar,
                                               uint32_t bytes) {
   __shared__ uint64_t private_bar;  // one per CTA: one issuing thread at a time

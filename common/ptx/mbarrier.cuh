@@ -1,5 +1,5 @@
 // mbarrier: the shared-memory barrier that asynchronous copies (TMA) and, from stage 05, the tensor
-// cores signal. PTX ISA 9.1, section 9.7.13.15 ("mbarrier"); the facts used here are in FACTS.md 7.
+// cores signal. PTX ISA 9.1, section 9.7.13.15 ("mbarrier").
 //
 // An mbarrier counts arrivals and transaction bytes. It is initialised with an expected arrival
 // count; a phase completes when that many arrivals have happened AND the transaction count is back

@@ -1,5 +1,5 @@
 // tcgen05: the fifth-generation tensor-core instructions of Blackwell (sm_100a), one wrapper per
-// instruction, named after it. PTX ISA 9.1, section 9.7.16; the facts used are in FACTS.md 1-6.
+// instruction, named after it. PTX ISA 9.1, section 9.7.16.
 //
 // Compiled for sm_100a each wrapper is the PTX instruction and nothing else. Compiled for Hopper
 // (sm_90a), which has no tcgen05, each wrapper calls the emulator (common/emu/tcgen05_emu.cuh),

@@ -11,7 +11,7 @@
 namespace gemm {
 namespace {
 
-// The E2M1 grid from the PTX ISA's table (FACTS.md 9.1), written out rather than computed.
+// The E2M1 grid from the PTX ISA's table (PTX ISA 9.1, 5.2.3), written out rather than computed.
 const float kE2M1Table[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
                               -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
 

@@ -1,5 +1,5 @@
-// tcgen05 descriptors, Tensor Memory addresses and the scale-factor placement, against the worked
-// values of FACTS.md (sections 1.5, 2.4, 4.4) and the PTX ISA tables they come from.
+// tcgen05 descriptors, Tensor Memory addresses and the scale-factor placement, against worked values
+// derived from the PTX ISA 9.1 tables (9.7.16.4.1, Table 40; 9.7.16.4.2, Table 44).
 #include <gtest/gtest.h>
 
 #include <set>
@@ -42,7 +42,7 @@ TEST(Tcgen05InstrDescriptor, FieldsRoundTrip) {
 }
 
 TEST(Tcgen05SmemDescriptor, WorkedValues) {
-  // FACTS.md 1.5: a scale-factor atom at 0x1000 (no swizzle, SBO 128) and a 128B-swizzled K-major
+  // A scale-factor atom at 0x1000 (no swizzle, SBO 128) and a 128B-swizzled K-major
   // tile at 0x1000 (SBO 1024, LBO 16).
   EXPECT_EQ(sf_atom_descriptor(0x1000), 0x0000400800000100ull);
   EXPECT_EQ(kmajor_sw128_descriptor(0x1000), 0x4000404000010100ull);
