@@ -63,6 +63,10 @@ void label_gemm(benchmark::State& state, const Impl& impl, const Shape& s, doubl
   state.counters["bytes_per_flop"] = bytes / flops(s.M, s.N, s.K, s.L);
 }
 
+// The named peak (FP32 CUDA-core FMA) applies to the stages; a library peer on the tensor cores
+// would exceed it, so peers get no peak fraction.
+double peak_for(const Impl& impl) { return impl.role == "peer" ? 0.0 : gpu_info().fp32_peak_tflops(); }
+
 // Device inputs for one shape, in `sets` copies whose total covers at least 2x L2.
 struct Fp32Inputs {
   int sets = 1;
@@ -164,7 +168,7 @@ void bench_nvfp4(benchmark::State& state, const Impl& impl, const Shape& s) {
   const Nvfp4GemmArgs probe = in.args(s, 0);
   time_launches(
       state, in.sets, [&](int i, cudaStream_t st) { impl.nvfp4(in.args(s, i), st); }, flops(s.M, s.N, s.K, s.L),
-      min_bytes(probe), gpu_info().fp32_peak_tflops());
+      min_bytes(probe), peak_for(impl));
   label_gemm(state, impl, s, min_bytes(probe));
 }
 
@@ -173,7 +177,7 @@ void bench_fp32(benchmark::State& state, const Impl& impl, const Shape& s) {
   const Fp32GemmArgs probe = in.args(s, 0);
   time_launches(
       state, in.sets, [&](int i, cudaStream_t st) { impl.fp32(in.args(s, i), st); }, flops(s.M, s.N, s.K, s.L),
-      min_bytes(probe), gpu_info().fp32_peak_tflops());
+      min_bytes(probe), peak_for(impl));
   label_gemm(state, impl, s, min_bytes(probe));
 }
 
