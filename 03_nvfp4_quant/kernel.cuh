@@ -115,8 +115,7 @@ nvfp4_cuda_core_gemm(int M, int N, int K, int blocks_n, const uint8_t* __restric
                      const uint8_t* __restrict__ B, const uint8_t* __restrict__ SFB, float alpha, __half* __restrict__ C) {
   // The swizzle is defined on absolute shared-memory addresses: align the tiles to 1024 bytes.
   extern __shared__ unsigned char smem_raw[];
-  const uint32_t misalign = uint32_t(__cvta_generic_to_shared(smem_raw)) % 1024;
-  SharedStorage& s = *reinterpret_cast<SharedStorage*>(smem_raw + (misalign ? 1024 - misalign : 0));
+  SharedStorage& s = *reinterpret_cast<SharedStorage*>(gemm::align_to_swizzle_atom(smem_raw));
 
   const int tx = threadIdx.x % kThreadsN, ty = threadIdx.x / kThreadsN;
   const int m0 = (blockIdx.x / blocks_n) * kBM, n0 = (blockIdx.x % blocks_n) * kBN;
@@ -127,7 +126,7 @@ nvfp4_cuda_core_gemm(int M, int N, int K, int blocks_n, const uint8_t* __restric
   SFA += batch * gemm::sf_batch_bytes(M, K);
   SFB += batch * gemm::sf_batch_bytes(N, K);
   C += batch * M * int64_t(N);
-  if (threadIdx.x < 16) s.e2m1_table[threadIdx.x] = __float2half_rn(gemm::e2m1_to_float(uint8_t(threadIdx.x)));
+  gemm::init_e2m1_half_table(s.e2m1_table);
 
   // The blocked scale layout keeps a 128-row block's atoms for consecutive k in consecutive 512-byte
   // tiles: the atoms for k-tile kt are tiles kt*4 .. kt*4+3 of row block m0/128, 2 KB in one piece.

@@ -135,7 +135,7 @@ TEST(QuantizerArgs, RejectsBadShapesAndPointers) {
 
 __global__ void decode_all_bytes(float* out) {
   __shared__ __half table[16];
-  if (threadIdx.x < 16) table[threadIdx.x] = __float2half_rn(gemm::e2m1_to_float(uint8_t(threadIdx.x)));
+  gemm::init_e2m1_half_table(table);
   __syncthreads();
   const float2 v = __half22float2(gemm::e2m1x2_to_half2(uint8_t(threadIdx.x), table));
   out[2 * threadIdx.x] = v.x;

@@ -145,8 +145,7 @@ nvfp4_tma_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
                __half* __restrict__ C) {
   // The swizzle is defined on absolute shared-memory addresses: align the tiles to 1024 bytes.
   extern __shared__ unsigned char smem_raw[];
-  const uint32_t misalign = uint32_t(__cvta_generic_to_shared(smem_raw)) % 1024;
-  SharedStorage& s = *reinterpret_cast<SharedStorage*>(smem_raw + (misalign ? 1024 - misalign : 0));
+  SharedStorage& s = *reinterpret_cast<SharedStorage*>(gemm::align_to_swizzle_atom(smem_raw));
 
   const int tx = threadIdx.x % kThreadsN, ty = threadIdx.x / kThreadsN;
   const int m0 = (blockIdx.x / blocks_n) * kBM, n0 = (blockIdx.x % blocks_n) * kBN;
@@ -165,7 +164,7 @@ nvfp4_tma_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
     }
     gemm::ptx::fence_mbarrier_init();
   }
-  if (threadIdx.x < 16) s.e2m1_table[threadIdx.x] = __float2half_rn(gemm::e2m1_to_float(uint8_t(threadIdx.x)));
+  gemm::init_e2m1_half_table(s.e2m1_table);
   __syncthreads();
 
   // The blocked scale layout keeps a 128-row block's atoms for consecutive k in consecutive 512-byte

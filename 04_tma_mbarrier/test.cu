@@ -3,7 +3,6 @@
 // parameters, and the debug-build trap of a stuck mbarrier wait.
 #include "kernel.cuh"
 
-#include <cstdlib>
 #include <vector>
 
 #include "common/device_buffer.h"
@@ -34,8 +33,7 @@ GEMM_STANDARD_STAGE_TESTS(Nvfp4Tma, stage04::kStage, stage04::launch, cases(), k
 
 __global__ void tma_copy_one_box(const __grid_constant__ CUtensorMap map, int x, int y, int z, uint8_t* out) {
   extern __shared__ unsigned char raw[];
-  const uint32_t mis = uint32_t(__cvta_generic_to_shared(raw)) % 1024;
-  unsigned char* tile = raw + (mis ? 1024 - mis : 0);
+  unsigned char* tile = gemm::align_to_swizzle_atom(raw);
   __shared__ uint64_t bar;
   if (threadIdx.x == 0) {
     gemm::ptx::mbarrier_init(&bar, 1);
@@ -58,6 +56,7 @@ TEST(GpuTmaSwizzle, BytesLandWhereSwizzle128BSays) {
   std::vector<uint8_t> src(size_t(rows) * pitch * L);
   for (size_t i = 0; i < src.size(); ++i) src[i] = uint8_t((i * 2654435761u) >> 13);
   DeviceBuffer<uint8_t> d_src(src), d_out(128 * 128);
+  d_out.fill_bytes(0xFF);  // poison: a byte TMA did not deliver cannot pass (the source is not all 0xFF)
   const CUtensorMap map = gemm::encode_tensor_map(gemm::plan_packed_operand(d_src.get(), rows, K, L, 128, 128));
   CUDA_CHECK(cudaFuncSetAttribute(tma_copy_one_box, cudaFuncAttributeMaxDynamicSharedMemorySize, 2 * 128 * 128));
   const int x = 128, y = 200, z = 1;  // rows 200..327: the last 28 are past the tensor and must be zeros
@@ -116,15 +115,14 @@ __global__ void wait_forever() {
 
 [[noreturn]] void run_stuck_kernel_and_exit() {
   wait_forever<<<1, 32>>>();
-  const cudaError_t err = cudaDeviceSynchronize();
-  std::fprintf(stderr, "kernel ended with: %s\n", cudaGetErrorString(err));
-  std::exit(err == cudaSuccess ? 0 : 3);
+  gemm::testing::exit_with_kernel_status();
 }
 
 TEST(GpuMbarrierDeathTest, BoundedWaitTrapsInsteadOfHanging) {
   GEMM_REQUIRE_GPU();
   GTEST_FLAG_SET(death_test_style, "threadsafe");  // the child re-executes: a fresh CUDA context
-  EXPECT_EXIT(run_stuck_kernel_and_exit(), ::testing::ExitedWithCode(3), "kernel ended with: .+");
+  EXPECT_EXIT(run_stuck_kernel_and_exit(), ::testing::ExitedWithCode(gemm::testing::kKernelFailedExit),
+              "kernel ended with: .+");
 }
 
 }  // namespace

@@ -56,4 +56,10 @@ __device__ __forceinline__ __half2 e2m1x2_to_half2(uint8_t byte, const __half* t
 #endif
 }
 
+// Fill e2m1x2_to_half2's table: threads 0..15 of the block write one entry each (the caller
+// synchronises before the first lookup).
+__device__ __forceinline__ void init_e2m1_half_table(__half* table) {
+  if (threadIdx.x < 16) table[threadIdx.x] = __float2half_rn(e2m1_to_float(uint8_t(threadIdx.x)));
+}
+
 }  // namespace gemm

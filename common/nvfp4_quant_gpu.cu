@@ -134,6 +134,7 @@ void quantize_both_passes(const T* x, int rows, int K, int L, const Nvfp4DeviceT
   int sms = 0, dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  // Pass 1 is a grid-stride loop: 8 blocks per SM fill the GPU, and fewer blocks mean fewer atomics.
   const int64_t blocks = std::min<int64_t>((n4 + kThreads - 1) / kThreads, int64_t(sms) * 8);
   amax_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(x, n4, reinterpret_cast<unsigned*>(out.scales));
   CUDA_CHECK_LAUNCH();

@@ -37,4 +37,14 @@ GEMM_HD uint32_t swizzle_128b(uint32_t row, uint32_t byte_in_row) {
   return swizzle_128b(row * kSwizzleRowBytes + byte_in_row);
 }
 
+#if defined(__CUDACC__)
+// The first 1024-byte-aligned address in a dynamic shared-memory buffer (declare it with 1 KB of
+// slack). Swizzled tiles start here: the pattern is a function of the absolute address, so a tile
+// that does not start on a 1024-byte boundary would be swizzled differently from what TMA writes.
+__device__ __forceinline__ unsigned char* align_to_swizzle_atom(unsigned char* dynamic_smem) {
+  const uint32_t misalign = uint32_t(__cvta_generic_to_shared(dynamic_smem)) % kSwizzleAtomBytes;
+  return dynamic_smem + (misalign ? kSwizzleAtomBytes - misalign : 0);
+}
+#endif
+
 }  // namespace gemm

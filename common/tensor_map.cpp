@@ -76,7 +76,8 @@ CUtensorMap encode_tensor_map(const TensorMapPlan& p) {
   const cuuint64_t dims[3] = {p.dims[0], p.dims[1], p.dims[2]};
   const cuuint64_t strides[2] = {p.strides[0], p.strides[1]};
   const cuuint32_t box[3] = {p.box[0], p.box[1], p.box[2]};
-  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};  // every element of the box, no striding
+  // L2 promotion 256B: fetch whole 256-byte L2 lines; boxes span 128-byte rows of consecutive rows.
   const CUresult r = encode_fn()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(p.base), dims, strides, box,
                                  element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, p.swizzle,
                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

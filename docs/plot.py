@@ -305,17 +305,18 @@ def ncu_table(doc):
     shape = "x".join(str(v) for v in doc["shape"]) if "shape" in doc else f"{doc['size']}^3"
     lines = [f"Nsight Compute {doc['ncu'].split()[1] if len(doc['ncu'].split()) > 1 else doc['ncu']} on "
              f"{doc['gpu']}, {shape}, first launch (`python3 docs/ncu_metrics.py`):", "",
-             "| stage | shared loads | load wavefronts | load bank conflicts | shared stores | store wavefronts | "
+             "| stage | registers / thread | shared loads | load wavefronts | load bank conflicts | shared stores | store wavefronts | "
              "store bank conflicts | FMA pipe active | DRAM throughput | warps active | long_scoreboard | "
              "top stall reasons (cycles per issued instruction) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for stage, entry in doc["stages"].items():
         m = entry["metrics"]
         stalls = sorted(((v(m, k), k.split("stalled_")[1].split("_per_issue")[0]) for k in m
                          if "issue_stalled" in k and not k.split("stalled_")[1].startswith("selected")),
                         reverse=True)[:3]
         lines.append(
-            f"| {stage} | {v(m, 'sm__sass_inst_executed_op_shared_ld.sum'):,.0f} | "
+            f"| {stage} | {v(m, 'launch__registers_per_thread'):.0f} | "
+            f"{v(m, 'sm__sass_inst_executed_op_shared_ld.sum'):,.0f} | "
             f"{v(m, 'l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum'):,.0f} | "
             f"{v(m, 'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum'):,.0f} | "
             f"{v(m, 'sm__sass_inst_executed_op_shared_st.sum'):,.0f} | "

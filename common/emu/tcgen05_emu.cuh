@@ -29,6 +29,7 @@
 
 #include "common/emu/tcgen05_emu_state.h"
 #include "common/formats.h"
+#include "common/ptx/cluster.cuh"
 #include "common/ptx/mbarrier.cuh"
 #include "common/swizzle.h"
 #include "common/tcgen05_desc.h"
@@ -38,6 +39,8 @@ namespace gemm::emu {
 // This translation unit's copy of the emulator's state; tcgen05::prepare_launch() fills it.
 static __device__ State g_state;
 
+// How long tcgen05.alloc waits for free columns before it traps: a real allocation waits for other
+// CTAs on the SM to finish, which takes microseconds to milliseconds; 2 s means nobody will free them.
 inline constexpr unsigned long long kAllocTimeoutNs = 2'000'000'000ull;
 
 // ---- Small PTX helpers ----------------------------------------------------------------------------
@@ -47,26 +50,13 @@ __device__ __forceinline__ uint32_t smid() {
   asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
   return s;
 }
-__device__ __forceinline__ uint32_t cluster_ctarank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
 __device__ __forceinline__ uint32_t linear_thread() {
   return (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
 }
-// The address of shared-memory byte `smem_addr` of CTA `rank` of this cluster.
-__device__ __forceinline__ uint32_t map_to_rank(uint32_t smem_addr, uint32_t rank) {
-  uint32_t out;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(out) : "r"(smem_addr), "r"(rank));
-  return out;
-}
-__device__ __forceinline__ uint32_t ld_cluster_u32(uint32_t cluster_addr) {
-  uint32_t v;
-  asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(cluster_addr) : "memory");
-  return v;
-}
-__device__ __forceinline__ void fence_acq_rel_cluster() { asm volatile("fence.acq_rel.cluster;" ::: "memory"); }
+using ptx::cluster_ctarank;
+using ptx::fence_acq_rel_cluster;
+using ptx::ld_cluster_u32;
+using ptx::map_to_rank;
 
 // Stops the kernel with a message naming the instruction and the rule it broke (printed once per
 // warp: the lowest lane that got here).

@@ -23,6 +23,12 @@ double ulp_fp16(double v) {
   return std::ldexp(1.0, int(std::floor(std::log2(v))) - 10);
 }
 
+// The bound for one FP16 output of an FP32-accumulating GEMM (see compare.h).
+double fp16_tolerance(double want, double abs_sum, int K) {
+  const double acc_err = gamma(K) * abs_sum;
+  return acc_err + std::ldexp(std::fabs(want), -23) + ulp_fp16(std::fabs(want) + acc_err);
+}
+
 class Checker {
  public:
   Checker(const CompareShape& s, std::string what) : s_(s) { r_.what = std::move(what); }
@@ -106,7 +112,6 @@ CompareResult compare_fp32(const std::vector<float>& got, const ReferenceOutput&
 CompareResult compare_fp16(const std::vector<uint16_t>& got_bits, const ReferenceOutput& ref, const CompareShape& s,
                            Tier tier) {
   Checker c(s, shape_text(s, tier_name(tier)));
-  const double g = gamma(s.K);
   for (int l = 0; l < s.L; ++l)
     for (int m = 0; m < s.M; ++m)
       for (int n = 0; n < s.N; ++n) {
@@ -115,9 +120,7 @@ CompareResult compare_fp16(const std::vector<uint16_t>& got_bits, const Referenc
         if (tier == Tier::kExact) {
           c.check(l, m, n, got, half_bits_to_double(ref.half[i]), 0.0, true);
         } else {
-          const double want = ref.value[i], acc_err = g * ref.abs_sum[i];
-          const double tol = acc_err + std::ldexp(std::fabs(want), -23) + ulp_fp16(std::fabs(want) + acc_err);
-          c.check(l, m, n, got, want, tol, false);
+          c.check(l, m, n, got, ref.value[i], fp16_tolerance(ref.value[i], ref.abs_sum[i], s.K), false);
         }
       }
   return c.finish();
@@ -159,12 +162,10 @@ CompareResult compare_spots_fp32(const std::vector<float>& got, const SpotSet& s
 
 CompareResult compare_spots_fp16(const std::vector<uint16_t>& got_bits, const SpotSet& spots, const CompareShape& s) {
   Checker c(s, shape_text(s, "spot check"));
-  const double g = gamma(s.K);
   for (size_t i = 0; i < spots.l.size(); ++i) {
     const int64_t at = (int64_t(spots.l[i]) * s.M + spots.m[i]) * s.N + spots.n[i];
-    const double want = spots.want[i], acc_err = g * spots.abs_sum[i];
-    const double tol = acc_err + std::ldexp(std::fabs(want), -23) + ulp_fp16(std::fabs(want) + acc_err);
-    c.check(spots.l[i], spots.m[i], spots.n[i], half_bits_to_double(got_bits[at]), want, tol, false);
+    c.check(spots.l[i], spots.m[i], spots.n[i], half_bits_to_double(got_bits[at]), spots.want[i],
+            fp16_tolerance(spots.want[i], spots.abs_sum[i], s.K), false);
   }
   return c.finish();
 }

@@ -1,6 +1,8 @@
 #include "common/harness/gemm_tests.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <stdexcept>
@@ -110,6 +112,12 @@ T* placeholder(uintptr_t at) {
 }  // namespace
 
 std::string case_name(const ::testing::TestParamInfo<GemmCase>& info) { return info.param.name; }
+
+void exit_with_kernel_status() {
+  const cudaError_t err = cudaDeviceSynchronize();
+  std::fprintf(stderr, "kernel ended with: %s\n", cudaGetErrorString(err));
+  std::exit(err == cudaSuccess ? 0 : kKernelFailedExit);
+}
 
 std::vector<GemmCase> fp32_cases(Tile t) {
   std::vector<GemmCase> c;

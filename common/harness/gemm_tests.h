@@ -56,6 +56,11 @@ void expect_rejects_invalid_arguments_cpu(Nvfp4Launcher launch);
 void expect_rejects_invalid_arguments_gpu(Fp32Launcher launch);
 void expect_rejects_invalid_arguments_gpu(Nvfp4Launcher launch);
 
+// For death tests of kernels that must trap: synchronise, print how the kernel ended to stderr,
+// and exit with kKernelFailedExit if it failed (0 if it did not, which the test then rejects).
+inline constexpr int kKernelFailedExit = 3;
+[[noreturn]] void exit_with_kernel_status();
+
 inline bool launches_with(const Stage& s, Fp32Launcher f) { return s.precision == Precision::kFp32 && s.fp32 == f; }
 inline bool launches_with(const Stage& s, Nvfp4Launcher f) { return s.precision == Precision::kNvfp4 && s.nvfp4 == f; }
 

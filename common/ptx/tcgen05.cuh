@@ -28,6 +28,7 @@
 #include "common/cuda_check.h"
 #include "common/emu/tcgen05_emu.cuh"
 #include "common/emu/tcgen05_emu_state.h"
+#include "common/ptx/cluster.cuh"
 #include "common/ptx/mbarrier.cuh"
 #include "common/tcgen05_desc.h"
 
@@ -239,7 +240,7 @@ __device__ __forceinline__ void tcgen05_fence_before_thread_sync() {
 #if GEMM_HAS_TCGEN05
   asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
 #else
-  emu::fence_acq_rel_cluster();  // emulated work is plain memory traffic: a fence orders it
+  fence_acq_rel_cluster();  // emulated work is plain memory traffic: a fence orders it
 #endif
 }
 
@@ -249,7 +250,7 @@ __device__ __forceinline__ void tcgen05_fence_after_thread_sync() {
 #if GEMM_HAS_TCGEN05
   asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
 #else
-  emu::fence_acq_rel_cluster();
+  fence_acq_rel_cluster();
 #endif
 }
 
@@ -266,7 +267,7 @@ __device__ __forceinline__ void tcgen05_commit(uint64_t* bar) {
   else
     asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
 #else
-  emu::commit(bar, uint16_t(1u << emu::cluster_ctarank()), kCtaGroup);
+  emu::commit(bar, uint16_t(1u << cluster_ctarank()), kCtaGroup);
 #endif
 }
 
@@ -314,7 +315,7 @@ __device__ __forceinline__ void tma_load_3d_cta_group2(void* dst, const CUtensor
                                                        uint64_t* bar, uint32_t bytes) {
 #if GEMM_HAS_TCGEN05
   (void)bytes;
-  const uint32_t leader_bar = emu::map_to_rank(smem_addr(bar), emu::cluster_ctarank() & ~1u);
+  const uint32_t leader_bar = map_to_rank(smem_addr(bar), cluster_ctarank() & ~1u);
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2"
       " [%0], [%1, {%2, %3, %4}], [%5];"

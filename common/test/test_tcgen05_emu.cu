@@ -11,9 +11,11 @@
 #include "common/device_info.h"
 #include "common/harness/gemm_tests.h"
 #include "common/harness/problems.h"
+#include "common/ptx/cluster.cuh"
 #include "common/ptx/tcgen05.cuh"
 #include "common/ptx/tma.cuh"
 #include "common/reference.h"
+#include "common/swizzle.h"
 #include "common/tensor_map.h"
 
 namespace gemm {
@@ -49,12 +51,11 @@ template <int kCtaGroup>
 __global__ void __launch_bounds__(128) mma_tile_kernel(const __grid_constant__ CUtensorMap map_a,
                                                         const __grid_constant__ CUtensorMap map_b, MmaParams p) {
   extern __shared__ unsigned char raw[];
-  const uint32_t mis = uint32_t(__cvta_generic_to_shared(raw)) % 1024;
-  unsigned char* smem = raw + (mis ? 1024 - mis : 0);
+  unsigned char* smem = align_to_swizzle_atom(raw);
   __shared__ uint64_t full, done;
   __shared__ uint32_t tmem_base;
 
-  const int rank = kCtaGroup == 2 ? int(emu::cluster_ctarank()) : 0;
+  const int rank = kCtaGroup == 2 ? int(cluster_ctarank()) : 0;
   const bool leader = rank == 0;
   const int k_steps = p.K / 64, atoms = p.K / 256 > 0 ? p.K / 256 : 1;
   const int b_rows = p.N / kCtaGroup;
@@ -74,7 +75,7 @@ __global__ void __launch_bounds__(128) mma_tile_kernel(const __grid_constant__ C
   if (threadIdx.x < 32) tcgen05_alloc<kCtaGroup>(&tmem_base, 512);
   tcgen05_fence_before_thread_sync();
   __syncthreads();
-  if constexpr (kCtaGroup == 2) asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  if constexpr (kCtaGroup == 2) cluster_sync();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem = tmem_base;
 
@@ -94,7 +95,7 @@ __global__ void __launch_bounds__(128) mma_tile_kernel(const __grid_constant__ C
     }
   }
   mbarrier_wait_bounded(&full, 0, kTimeoutNs, "full", 0);
-  if constexpr (kCtaGroup == 2) asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  if constexpr (kCtaGroup == 2) cluster_sync();
   tcgen05_fence_after_thread_sync();
 
   const uint32_t idesc = tcgen05::nvfp4_instr_descriptor(128 * kCtaGroup, uint32_t(p.N));
@@ -160,7 +161,7 @@ __global__ void __launch_bounds__(128) mma_tile_kernel(const __grid_constant__ C
   }
   tcgen05_fence_before_thread_sync();
   __syncthreads();
-  if constexpr (kCtaGroup == 2) asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  if constexpr (kCtaGroup == 2) cluster_sync();
   if (threadIdx.x < 32) {
     tcgen05_relinquish_alloc_permit<kCtaGroup>();
     tcgen05_dealloc<kCtaGroup>(tmem, 512);
@@ -353,6 +354,7 @@ TEST(GpuTcgen05CpLd, AtomLandsInAllFourQuadrants) {
   for (int i = 0; i < 512; ++i) pattern[i] = uint8_t(i * 37 + 11);
   DeviceBuffer<uint8_t> d_pattern(pattern);
   DeviceBuffer<uint32_t> out(128 * 4);
+  out.fill_bytes(0xFF);  // poison (no word of the pattern is 0xFFFFFFFF)
   cp_ld_round_trip<<<1, 128>>>(d_pattern.get(), out.get());
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -371,21 +373,20 @@ TEST(GpuTcgen05CpLd, AtomLandsInAllFourQuadrants) {
 
 __global__ void tma_pair_kernel(const __grid_constant__ CUtensorMap map, uint8_t* out) {
   extern __shared__ unsigned char raw[];
-  const uint32_t mis = uint32_t(__cvta_generic_to_shared(raw)) % 1024;
-  unsigned char* tile = raw + (mis ? 1024 - mis : 0);
+  unsigned char* tile = align_to_swizzle_atom(raw);
   __shared__ uint64_t full;
-  const uint32_t rank = emu::cluster_ctarank();
+  const uint32_t rank = cluster_ctarank();
   if (threadIdx.x == 0) {
     mbarrier_init(&full, 1);
     fence_mbarrier_init();
   }
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  cluster_sync();
   if (threadIdx.x == 0) {
     if (rank == 0) mbarrier_arrive_expect_tx(&full, 2 * 128 * 128);  // the leader expects both CTAs' bytes
     tma_load_3d_cta_group2(tile, &map, 0, 128 * int(rank), 0, &full, 128 * 128);
   }
   if (rank == 0) mbarrier_wait_bounded(&full, 0, kTimeoutNs, "full (leader)", 0);
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  cluster_sync();
   for (int i = threadIdx.x; i < 128 * 128; i += blockDim.x) out[rank * 128 * 128 + i] = tile[i];
 }
 
@@ -395,6 +396,7 @@ TEST(GpuTcgen05Tma, CtaGroup2LoadCompletesOnTheLeadersBarrier) {
   std::vector<uint8_t> src(256 * 128);
   for (size_t i = 0; i < src.size(); ++i) src[i] = uint8_t(i * 7 + i / 128);
   DeviceBuffer<uint8_t> d_src(src), out(2 * 128 * 128);
+  out.fill_bytes(0xFF);  // poison
   const CUtensorMap map = encode_tensor_map(plan_packed_operand(d_src.get(), 256, 256, 1, 128, 128));
   CUDA_CHECK(cudaFuncSetAttribute(tma_pair_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 2 * 128 * 128));
   cudaLaunchConfig_t cfg{};
@@ -445,9 +447,7 @@ __global__ void misuse_kernel(int what) {
 [[noreturn]] void run_misuse_and_exit(int what) {
   tcgen05::prepare_launch();
   misuse_kernel<<<1, 64>>>(what);
-  const cudaError_t err = cudaDeviceSynchronize();
-  std::fprintf(stderr, "kernel ended with: %s\n", cudaGetErrorString(err));
-  std::exit(err == cudaSuccess ? 0 : 3);
+  testing::exit_with_kernel_status();
 }
 
 class GpuTcgen05MisuseDeathTest : public ::testing::TestWithParam<int> {};
@@ -456,7 +456,8 @@ TEST_P(GpuTcgen05MisuseDeathTest, Traps) {
   GEMM_REQUIRE_GPU();
   if (gpu_info().tcgen05_native()) GTEST_SKIP() << "misuse traps are the emulator's; hardware behaviour is undefined";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(run_misuse_and_exit(GetParam()), ::testing::ExitedWithCode(3), "kernel ended with: .+");
+  EXPECT_EXIT(run_misuse_and_exit(GetParam()), ::testing::ExitedWithCode(testing::kKernelFailedExit),
+              "kernel ended with: .+");
 }
 
 std::string misuse_name(const ::testing::TestParamInfo<int>& info) {
