@@ -1,5 +1,7 @@
 #include "common/tensor_map.h"
 
+#include "common/sf_layout.h"
+
 #include <cuda_runtime.h>
 
 #include <sstream>
@@ -62,11 +64,36 @@ TensorMapPlan plan_packed_operand(const uint8_t* base, int rows, int K, int L, i
   return p;
 }
 
+TensorMapPlan plan_sf_lines(const uint8_t* base, int rows, int K, int L, int box_lines) {
+  TensorMapPlan p;
+  if (!base) reject("base pointer is null");
+  if (reinterpret_cast<uintptr_t>(base) % 16) reject("base must be 16-byte aligned");
+  if (rows < 1 || K < 1 || L < 1) reject("rows, K and L must be positive");
+  if (box_lines < 1 || box_lines > int(kMaxBox)) reject("box must be 1..256 lines");
+  const uint64_t batch_bytes = uint64_t(sf_batch_bytes(rows, K));  // a multiple of 512
+  p.base = base;
+  p.dims[0] = 16;
+  p.dims[1] = batch_bytes / 16;
+  p.dims[2] = uint64_t(L);
+  p.strides[0] = 16;
+  p.strides[1] = batch_bytes;
+  p.box[0] = 16;
+  p.box[1] = uint32_t(box_lines);
+  p.box[2] = 1;
+  p.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+  for (uint64_t d : p.dims)
+    if (d > kMaxDim) reject("a dimension exceeds 2^32");
+  for (uint64_t s : p.strides)
+    if (s >= kMaxStride) reject("a stride reaches 2^40 bytes");
+  return p;
+}
+
 std::string TensorMapPlan::describe() const {
   std::ostringstream o;
   o << "uint8, dims {" << dims[0] << " bytes, " << dims[1] << " rows, " << dims[2] << " batches}, strides {"
     << strides[0] << ", " << strides[1] << "} bytes, box {" << box[0] << " bytes, " << box[1] << " rows, " << box[2]
-    << "}, swizzle " << (swizzle == CU_TENSOR_MAP_SWIZZLE_128B ? "128B" : "other")
+    << "}, swizzle "
+    << (swizzle == CU_TENSOR_MAP_SWIZZLE_128B ? "128B" : swizzle == CU_TENSOR_MAP_SWIZZLE_NONE ? "none" : "other")
     << ", out-of-bounds elements filled with zeros";
   return o.str();
 }

@@ -35,6 +35,14 @@ struct TensorMapPlan {
 // multiple of 16, dimensions or strides beyond TMA's limits.
 TensorMapPlan plan_packed_operand(const uint8_t* base, int rows, int K, int L, int box_rows, int box_bytes);
 
+// The map of a blocked scale-factor array (common/sf_layout.h) seen as lines of 16 bytes: {16 bytes,
+// sf_batch_bytes(rows, K) / 16 lines, L batches}, boxes of box_lines lines, no swizzle, so a box
+// lands in shared memory exactly as it lies in global memory. A 512-byte atom is 32 lines; the
+// scales of a 128-row block for 256 values of k are 4 consecutive atoms, 128 lines. (Plain bulk copies
+// move these bytes as well, but only a tensor copy can complete on the other CTA of a pair's
+// barrier: cp.async.bulk has no .cta_group.) Throws std::invalid_argument like plan_packed_operand.
+TensorMapPlan plan_sf_lines(const uint8_t* base, int rows, int K, int L, int box_lines);
+
 // Encodes the plan through the driver. Throws std::runtime_error if the driver refuses.
 CUtensorMap encode_tensor_map(const TensorMapPlan& plan);
 

@@ -5,24 +5,46 @@
 #include <vector>
 
 #include "common/cuda_check.h"
+#include "common/deadline.h"
 #include "common/device_info.h"
 
 namespace gemm::emu {
+namespace {
+
+template <class T>
+T* zeroed(size_t count) {
+  T* p = nullptr;
+  CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
+  CUDA_CHECK(cudaMemset(p, 0, count * sizeof(T)));
+  return p;
+}
+
+}  // namespace
 
 const State* emulator_state() {
   static const State* state = []() -> const State* {
     const GpuInfo& g = gpu_info();
     if (!g.usable || g.tcgen05_native()) return nullptr;
-    auto* s = new State;  // lives as long as the process, like the allocation it describes
+    auto* s = new State;  // lives as long as the process, like the allocations it describes
+    const size_t sms = size_t(g.sm_count);
     s->num_sms = g.sm_count;
-    const size_t tmem_words = size_t(g.sm_count) * 128 * 512;
-    CUDA_CHECK(cudaMalloc(&s->tmem, tmem_words * sizeof(uint32_t)));
-    CUDA_CHECK(cudaMemset(s->tmem, 0, tmem_words * sizeof(uint32_t)));
-    CUDA_CHECK(cudaMalloc(&s->allocators, size_t(g.sm_count) * sizeof(SmAllocator)));
-    CUDA_CHECK(cudaMemset(s->allocators, 0, size_t(g.sm_count) * sizeof(SmAllocator)));
+    s->tmem = zeroed<uint32_t>(sms * 128 * 512);
+    s->allocators = zeroed<SmAllocator>(sms);
+    s->columns = zeroed<ColumnState>(sms * 512);
+    s->records = zeroed<CtaRecord>(sms * kUnits);
+    s->options = zeroed<Options>(1);
+    const Options o{bounded_wait_timeout_ns(), 0};
+    CUDA_CHECK(cudaMemcpy(s->options, &o, sizeof o, cudaMemcpyHostToDevice));
     return s;
   }();
   return state;
+}
+
+void set_strict(bool strict) {
+  if (const State* s = emulator_state()) {
+    const int v = strict ? 1 : 0;
+    CUDA_CHECK(cudaMemcpy(&s->options->strict, &v, sizeof v, cudaMemcpyHostToDevice));
+  }
 }
 
 int allocated_units() {

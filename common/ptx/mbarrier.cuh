@@ -12,11 +12,18 @@
 //
 // In debug builds (GEMM_BOUNDED_WAITS, set by the debug preset) every wait gives up after a timeout
 // and traps with a message naming the barrier, its index and the parity: a protocol bug is a clear
-// failure instead of a hang.
+// failure instead of a hang. The timeout is the process's deadline (common/deadline.h: 2 s, scaled
+// under the tcgen05 emulator and under compute-sanitizer, or GEMM_WAIT_TIMEOUT_S); a launcher binds it
+// to its source file's kernels with prepare_bounded_waits().
 #pragma once
+
+#include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdio>
+
+#include "common/cuda_check.h"
+#include "common/deadline.h"
 
 #ifndef GEMM_BOUNDED_WAITS
 #define GEMM_BOUNDED_WAITS 0
@@ -24,7 +31,20 @@
 
 namespace gemm::ptx {
 
-inline constexpr unsigned long long kDebugWaitTimeoutNs = 2'000'000'000ull;  // 2 s: far beyond any real wait
+// This source file's copy of the deadline of bounded waits (each CUDA source file has its own
+// device variables); prepare_bounded_waits() sets it from the host.
+static __device__ unsigned long long g_wait_timeout_ns = kDefaultWaitTimeoutNs;
+__device__ __forceinline__ unsigned long long wait_timeout_ns() { return g_wait_timeout_ns; }
+
+// Host: bind the process's deadline (common/deadline.h) to this source file's kernels. Cheap after
+// the first call; call it in every launcher whose kernels use bounded waits.
+static inline void prepare_bounded_waits() {
+  static bool bound = false;
+  if (bound) return;
+  const unsigned long long t = bounded_wait_timeout_ns();
+  CUDA_CHECK(cudaMemcpyToSymbol(g_wait_timeout_ns, &t, sizeof t));
+  bound = true;
+}
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
 
@@ -91,13 +111,21 @@ static __device__ __noinline__ void mbarrier_wait_bounded(uint64_t* bar, uint32_
 // barrier in the debug-build timeout message.
 __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity, const char* name, int index) {
 #if GEMM_BOUNDED_WAITS
-  mbarrier_wait_bounded(bar, parity, kDebugWaitTimeoutNs, name, index);
+  mbarrier_wait_bounded(bar, parity, wait_timeout_ns(), name, index);
 #else
   (void)name;
   (void)index;
   while (!mbarrier_try_wait_parity(bar, parity)) {
   }
 #endif
+}
+
+// mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr in CTA `rank`];   one arrival on the
+// barrier at the same shared-memory offset in another CTA of the cluster (PTX 9.7.13.15.13; sm_90).
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(bar)), "r"(rank));
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
 // fence.proxy.async.shared::cta;   orders this thread's ordinary (generic-proxy) shared-memory

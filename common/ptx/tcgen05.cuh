@@ -16,8 +16,17 @@
 // tracks the work of the thread that issued it. alloc, dealloc, relinquish and ld are .sync.aligned
 // in PTX: the whole warp calls them.
 //
+// Completion. mma and cp are asynchronous: their results may be read, and the shared memory they
+// read may be reused, only after a tcgen05.commit covering them has arrived on an mbarrier and a
+// thread has returned from a wait on that barrier. Every wait on a barrier that a commit arrives on
+// goes through ptx::wait_commit() (below): on sm_100a it is the ordinary mbarrier wait; under the
+// emulator it is where the covered work becomes visible and its operands are verified unchanged
+// (docs/emulator.md). A plain mbarrier_wait on such a barrier leaves the work pending there, so the
+// next tcgen05.ld of its columns, or the dealloc, traps.
+//
 // Before launching a kernel that uses these wrappers, call gemm::tcgen05::prepare_launch() on the
-// host (in the same source file as the launch): on Hopper it binds the emulated Tensor Memory.
+// host (in the same source file as the launch): on Hopper it binds the emulated Tensor Memory, and
+// everywhere it binds the deadline of bounded waits (common/deadline.h).
 #pragma once
 
 #include <cuda.h>
@@ -45,6 +54,7 @@ namespace gemm::tcgen05 {
 static inline void prepare_launch() {
   static bool bound = false;  // per source file: each has its own copy of the device-side state
   if (bound) return;
+  ptx::prepare_bounded_waits();
   if (const emu::State* s = emu::emulator_state()) CUDA_CHECK(cudaMemcpyToSymbol(emu::g_state, s, sizeof(*s)));
   bound = true;
 }
@@ -194,7 +204,8 @@ __device__ __forceinline__ void tcgen05_cp_32x128b_warpx4_warp(uint32_t taddr, u
 
 // tcgen05.ld.sync.aligned.32x32b.xN.b32 {r0..r(N-1)}, [taddr];
 // Lane t of the warp reads TMEM lane (lane of taddr) + t, columns column .. column + N - 1. A warp
-// may only touch its own quadrant: lanes 32 * (warp % 4) .. + 31, so taddr's lane must be that.
+// may only touch its own quadrant: lanes 32 * (warp % 4) .. + 31, so taddr's lane must be that (in
+// the odd CTA of a cta_group::2 pair, 128 + 32 * (warp % 4) addresses the same lanes).
 // Asynchronous: call tcgen05_wait_ld() before using r. N = 4, 8, 16 or 32.
 template <int N>
 __device__ __forceinline__ void tcgen05_ld_32x32b(uint32_t taddr, uint32_t (&r)[N]) {
@@ -301,6 +312,23 @@ __device__ __forceinline__ void tcgen05_commit_multicast_warp(uint64_t* bar, uin
   __syncwarp();
   if (elect_one_sync()) tcgen05_commit_multicast<kCtaGroup>(bar, cta_mask);
   __syncwarp();
+}
+
+// ---- Waiting for a commit ---------------------------------------------------------------------------------
+
+// Wait until the phase with parity `parity` of `bar`, a barrier that tcgen05.commit arrives on, has
+// completed. Use it (not mbarrier_wait) for every such barrier: on sm_100a it is the same wait
+// (bounded in debug builds); under the emulator it is always bounded by the deadline, and on return
+// the work the commits cover is complete as the hardware guarantees it (its results readable, its
+// shared-memory operands verified unchanged since issue). Follow it with
+// tcgen05_fence_after_thread_sync() before tcgen05 work or tcgen05.ld that depends on it.
+__device__ __forceinline__ void wait_commit(uint64_t* bar, uint32_t parity, const char* name, int index) {
+#if GEMM_HAS_TCGEN05
+  mbarrier_wait(bar, parity, name, index);
+#else
+  mbarrier_wait_bounded(bar, parity, wait_timeout_ns(), name, index);
+  emu::observe_commit(bar, name, index);
+#endif
 }
 
 // ---- TMA into a CTA pair (PTX 9.7.9.27.1.2, .cta_group::2) -----------------------------------------------

@@ -4,6 +4,9 @@
 // is exact-tier NVFP4 (common/harness/problems.h), so results must match the CPU reference bit for bit.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -22,7 +25,8 @@ namespace gemm {
 namespace {
 
 using namespace gemm::ptx;
-constexpr unsigned long long kTimeoutNs = 10'000'000'000ull;  // a lost arrive fails the test, never hangs it
+// Waits in these kernels are bounded by the process's deadline (common/deadline.h): a lost arrive
+// fails the test, never hangs it. Waits on barriers that commits arrive on go through wait_commit.
 
 // What a test MMA kernel does differently (the negative tests break one thing each).
 struct Mutation {
@@ -94,7 +98,7 @@ __global__ void __launch_bounds__(128) mma_tile_kernel(const __grid_constant__ C
                       p.sfb + (int64_t(n0 / 128 + t) * p.sfb_tiles_per_row_block + j) * 512, 512, &full);
     }
   }
-  mbarrier_wait_bounded(&full, 0, kTimeoutNs, "full", 0);
+  mbarrier_wait_bounded(&full, 0, wait_timeout_ns(), "full", 0);
   if constexpr (kCtaGroup == 2) cluster_sync();
   tcgen05_fence_after_thread_sync();
 
@@ -149,7 +153,7 @@ __global__ void __launch_bounds__(128) mma_tile_kernel(const __grid_constant__ C
     }
   }
   // Every CTA's 128 rows of D arrive in its own Tensor Memory; each warp reads its 32 lanes.
-  mbarrier_wait_bounded(&done, 0, kTimeoutNs, "done", 0);
+  wait_commit(&done, 0, "done", 0);
   tcgen05_fence_after_thread_sync();
   const int warp = int(threadIdx.x / 32), lane = int(threadIdx.x % 32);
   for (int c = 0; c < p.N; c += 32) {
@@ -335,7 +339,7 @@ __global__ void cp_ld_round_trip(const uint8_t* pattern, uint32_t* out) {
     tcgen05_cp_32x128b_warpx4_warp<1>(tmem + 8, tcgen05::sf_atom_descriptor(smem_addr(atom)));
     tcgen05_commit_warp<1>(&done);
   }
-  mbarrier_wait_bounded(&done, 0, kTimeoutNs, "done", 0);
+  wait_commit(&done, 0, "done", 0);
   tcgen05_fence_after_thread_sync();
   const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   uint32_t r[4];
@@ -385,7 +389,7 @@ __global__ void tma_pair_kernel(const __grid_constant__ CUtensorMap map, uint8_t
     if (rank == 0) mbarrier_arrive_expect_tx(&full, 2 * 128 * 128);  // the leader expects both CTAs' bytes
     tma_load_3d_cta_group2(tile, &map, 0, 128 * int(rank), 0, &full, 128 * 128);
   }
-  if (rank == 0) mbarrier_wait_bounded(&full, 0, kTimeoutNs, "full (leader)", 0);
+  if (rank == 0) mbarrier_wait_bounded(&full, 0, wait_timeout_ns(), "full (leader)", 0);
   cluster_sync();
   for (int i = threadIdx.x; i < 128 * 128; i += blockDim.x) out[rank * 128 * 128 + i] = tile[i];
 }
@@ -436,6 +440,9 @@ __global__ void misuse_kernel(int what) {
     const uint64_t bad = tcgen05::kmajor_sw128_descriptor(0) & ~(uint64_t(1) << 46);
     tcgen05_mma_nvfp4_warp<1>(tmem, bad, bad, tcgen05::nvfp4_instr_descriptor(128, 64), tmem, tmem, false);
   }
+  if (what == 4 && warp == 0)  // scale factors at an odd column
+    tcgen05_mma_nvfp4_warp<1>(tmem, tcgen05::kmajor_sw128_descriptor(0), tcgen05::kmajor_sw128_descriptor(0),
+                              tcgen05::nvfp4_instr_descriptor(128, 64), tmem + 33, tmem + 40, false);
 #if !GEMM_HAS_TCGEN05  // ptxas itself rejects a kernel that mixes cta_group values
   if (what == 3 && warp == 0)  // allocated with cta_group::1, then a cta_group::2 copy
     tcgen05_cp_32x128b_warpx4_warp<2>(tmem, tcgen05::sf_atom_descriptor(0));
@@ -446,9 +453,20 @@ __global__ void misuse_kernel(int what) {
 
 [[noreturn]] void run_misuse_and_exit(int what) {
   tcgen05::prepare_launch();
+  std::fflush(stdout);
+  dup2(2, 1);  // the trap message (device printf, stdout) to stderr, which the death test matches
   misuse_kernel<<<1, 64>>>(what);
   testing::exit_with_kernel_status();
 }
+
+// The message each misuse must print.
+const char* const kMisuseMessages[] = {
+    "tcgen05.ld: a warp may only access the 32 lanes of its quadrant",
+    "tcgen05.dealloc: dealloc of what was not allocated",
+    "tcgen05.mma: descriptor bits 46-48 must be 0b001",
+    "tcgen05.cp: mixed cta_group values in one kernel",
+    "tcgen05.mma: scale-factor addresses must be 2-column aligned",
+};
 
 class GpuTcgen05MisuseDeathTest : public ::testing::TestWithParam<int> {};
 
@@ -457,16 +475,16 @@ TEST_P(GpuTcgen05MisuseDeathTest, Traps) {
   if (gpu_info().tcgen05_native()) GTEST_SKIP() << "misuse traps are the emulator's; hardware behaviour is undefined";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(run_misuse_and_exit(GetParam()), ::testing::ExitedWithCode(testing::kKernelFailedExit),
-              "kernel ended with: .+");
+              std::string("tcgen05 emulator: ") + kMisuseMessages[GetParam()] + "(.|\\n)*kernel ended with: .+");
 }
 
 std::string misuse_name(const ::testing::TestParamInfo<int>& info) {
   static const char* const kNames[] = {"ld_outside_its_quadrant", "dealloc_of_what_was_not_allocated",
-                                       "descriptor_fixed_bits", "mixed_cta_group"};
+                                       "descriptor_fixed_bits", "mixed_cta_group", "scale_column_not_2_aligned"};
   return kNames[info.param];
 }
 
-INSTANTIATE_TEST_SUITE_P(Misuse, GpuTcgen05MisuseDeathTest, ::testing::Values(0, 1, 2, 3), misuse_name);
+INSTANTIATE_TEST_SUITE_P(Misuse, GpuTcgen05MisuseDeathTest, ::testing::Values(0, 1, 2, 3, 4), misuse_name);
 
 }  // namespace
 }  // namespace gemm
