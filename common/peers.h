@@ -1,9 +1,27 @@
 // Library peers: what a user would call instead of writing these kernels. Benchmarks time them in the
 // same run as the stages, so ratios compare like with like.
+//
+// cuBLASLt NVFP4 (common/peers_cublaslt.cu) is the peer of the NVFP4 stages on a B200: the same
+// contract (gemm_api.h), C = alpha * sum_k (A * SFA)(B * SFB) in FP32, FP16 out, with the tensor cores'
+// own block-scaled FP4 MMAs doing the work in one library call per batch. cuBLASLt is column-major,
+// so it is asked for C^T = B * A^T: row-major C (M x N) is column-major C^T (N x M, leading dimension
+// N); B (N x K, K contiguous) is a column-major K x N matrix used transposed, and A (M x K) is a
+// column-major K x M matrix used as it is, which is the "TN" form its FP4 kernels require. The scales
+// go with their operands (SFB to cuBLASLt's A, SFA to its B), in the blocked layout of sf_layout.h,
+// which is cuBLAS's "1D block scaling factors layout". Shapes cuBLASLt's alignment rules refuse are
+// padded, and the plan for each shape is built once and cached, so later launches can be captured in
+// a CUDA graph. cuBLASLt offers NVFP4 only on sm_100-class GPUs: cublaslt_nvfp4_supported() is false,
+// with the reason, everywhere else, and there cublaslt_nvfp4 throws instead of launching. On Hopper
+// the NVFP4 benchmarks therefore keep the BF16 peer below (dequantize + cuBLAS BF16), which is what a
+// Hopper user can actually run.
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
 
 #include "common/device_buffer.h"
 #include "common/gemm_api.h"
@@ -26,5 +44,29 @@ void dequantize_cublas_bf16(const Nvfp4GemmArgs& args, __nv_bfloat16* c_bf16, Bf
 // The same with a process-wide workspace and output, as an Nvfp4Launcher (args.C is not written).
 void dequantize_cublas_bf16_launcher(const Nvfp4GemmArgs& args, cudaStream_t stream);
 inline constexpr const char* kDequantCublasBf16Name = "dequantize to BF16 + cuBLAS BF16 GEMM";
+
+// true where cuBLASLt offers an NVFP4 (E2M1 x E2M1, UE4M3 block-16 scales) GEMM on this GPU; otherwise false and *why says so.
+bool cublaslt_nvfp4_supported(std::string* why);
+void cublaslt_nvfp4(const Nvfp4GemmArgs& args, cudaStream_t stream);   // an Nvfp4Launcher
+inline constexpr const char* kCublasLtNvfp4Name = "cuBLASLt NVFP4 GEMM";
+
+// Test hook, not a peer: the machinery behind cublaslt_nvfp4 (operand mapping, per-batch loop, plan
+// cache, padding and staging) driven with FP8 E4M3 operands and one FP32 scale per operand and batch,
+// a form that Hopper's cuBLASLt runs as well, so that everything except the NVFP4 format itself is
+// exercised on the GPUs this project has. A (M x K) and B (N x K) are E4M3 bytes, K contiguous,
+// batches back to back; a_scales / b_scales are device arrays of 4 L floats (or null: 1), batch l's
+// scale at index 4 l (cuBLASLt wants scale pointers 16-byte aligned);
+// C (M x N x L, FP16, row-major) = alpha * a_scales[4 l] * b_scales[4 l] * A * B^T. Returns how the
+// plan mapped the shape onto cuBLASLt ("as given", or what was padded and staged).
+struct CublasLtFp8SelftestArgs {
+  int M = 0, N = 0, K = 0, L = 1;
+  const uint8_t* A = nullptr;
+  const float* a_scales = nullptr;
+  const uint8_t* B = nullptr;
+  const float* b_scales = nullptr;
+  float alpha = 1.0f;
+  __half* C = nullptr;
+};
+std::string cublaslt_fp8_selftest(const CublasLtFp8SelftestArgs& args, cudaStream_t stream);
 
 }  // namespace gemm

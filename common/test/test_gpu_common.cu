@@ -1,13 +1,20 @@
-// GPU checks of common/ itself: the library peer the benchmarks compare against, and the device
-// fill the benchmarks feed. Skipped where there is no usable GPU.
+// GPU checks of common/ itself: the library peers the benchmarks compare against, and the device
+// fill the benchmarks feed. Skipped where there is no usable GPU (the CublasLtNvfp4 suites without
+// "Gpu" in their names are the CPU checks of that peer).
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "common/device_buffer.h"
 #include "common/device_fill.h"
+#include "common/formats.h"
 #include "common/harness/compare.h"
 #include "common/harness/gemm_tests.h"
 #include "common/peers.h"
@@ -51,6 +58,263 @@ TEST(GpuDequantCublasPeer, MatchesCpuReferenceWithinBf16Rounding) {
       bad += !(std::fabs(g - w) <= tol);
     }
     EXPECT_EQ(bad, 0) << M << "x" << N << "x" << K << "x" << L;
+  }
+}
+
+// ---- cuBLASLt NVFP4 ------------------------------------------------------------------------------
+// The peer runs only on cc 10.x (B200). What can be checked elsewhere is checked elsewhere: that it
+// refuses cleanly (here and on Hopper), that invalid arguments are rejected first, and (the FP8
+// self-test below) that its operand mapping, batching, padding, staging and plan cache compute the
+// right thing through cuBLASLt on Hopper.
+
+std::vector<testing::GemmCase> cublaslt_nvfp4_cases() {
+  std::vector<testing::GemmCase> cases;
+  for (Tier tier : {Tier::kExact, Tier::kLayout, Tier::kRealistic})
+    for (auto [M, N, K, L] : {std::array<int, 4>{1, 1, 32, 1}, {129, 257, 544, 1}, {256, 256, 1024, 2}, {29, 53, 96, 3}})
+      cases.push_back({std::string(tier_name(tier)) + "_M" + std::to_string(M) + "_N" + std::to_string(N) + "_K" +
+                           std::to_string(K) + "_L" + std::to_string(L),
+                       M, N, K, L, tier});
+  return cases;
+}
+
+template <class T>
+bool all_bytes(const std::vector<T>& v, uint8_t byte) {
+  const auto* p = reinterpret_cast<const uint8_t*>(v.data());
+  for (size_t i = 0; i < v.size() * sizeof(T); ++i)
+    if (p[i] != byte) return false;
+  return true;
+}
+
+// Runs `launch(stream)` once plainly, then captures it into a CUDA graph (global capture mode, in
+// which an allocation or a synchronisation inside the launch is an error) and replays the graph into
+// a poisoned C: the replay must reproduce the first result bit for bit.
+template <class Launch>
+void expect_capturable(DeviceBuffer<uint16_t>& C, Launch&& launch) {
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  C.fill_bytes(0xFF);
+  CUDA_CHECK(cudaDeviceSynchronize());  // the fill runs on the legacy stream, which `stream` does not wait for
+  launch(stream);  // builds the plan
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  const auto first = C.download();
+  ASSERT_FALSE(all_bytes(first, 0xFF)) << "the plain launch wrote nothing";
+  C.fill_bytes(0xFF);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  cudaGraph_t graph = nullptr;
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  try {
+    launch(stream);
+  } catch (...) {
+    cudaStreamEndCapture(stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+    throw;
+  }
+  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  EXPECT_TRUE(all_bytes(C.download(), 0xFF)) << "capturing ran the launch instead of recording it";
+  CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  EXPECT_EQ(first, C.download()) << "the graph replay differs from the plain launch";
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+TEST(CublasLtNvfp4, ReportsUnsupportedWithoutAUsableDevice) {
+  if (gpu_info().usable) GTEST_SKIP() << "a GPU is usable here; the GpuCublasLtNvfp4 tests cover this machine";
+  std::string why;
+  EXPECT_FALSE(cublaslt_nvfp4_supported(&why));
+  EXPECT_FALSE(why.empty());
+  EXPECT_FALSE(cublaslt_nvfp4_supported(nullptr));
+  // Valid arguments with placeholder device addresses (never dereferenced): the call must refuse
+  // before it reaches CUDA, with the same reason.
+  const auto at = [](uintptr_t a) { return reinterpret_cast<const uint8_t*>(a); };
+  const Nvfp4GemmArgs args{64, 64, 64, 1, at(0x10000), at(0x20000), at(0x30000), at(0x40000), 1.0f,
+                           reinterpret_cast<__half*>(uintptr_t(0x50000))};
+  try {
+    cublaslt_nvfp4(args, nullptr);
+    ADD_FAILURE() << "cublaslt_nvfp4 returned without a GPU";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+}
+
+TEST(CublasLtNvfp4Args, RejectsInvalidArgumentsBeforeAnyLaunch) {
+  testing::expect_rejects_invalid_arguments_cpu(cublaslt_nvfp4);
+}
+
+TEST(GpuCublasLtNvfp4Args, RejectsInvalidArgumentsAndWritesNothing) {
+  GEMM_REQUIRE_GPU();
+  testing::expect_rejects_invalid_arguments_gpu(cublaslt_nvfp4);
+}
+
+class GpuCublasLtNvfp4 : public ::testing::TestWithParam<testing::GemmCase> {};
+
+TEST_F(GpuCublasLtNvfp4, ReportsUnsupportedCleanlyOffBlackwell) {
+  GEMM_REQUIRE_GPU();
+  const GpuInfo& g = gpu_info();
+  if (g.cc_major == 10)
+    GTEST_SKIP() << "compute capability " << g.compute_capability() << ": cuBLASLt NVFP4 is expected here";
+  std::string why;
+  EXPECT_FALSE(cublaslt_nvfp4_supported(&why));
+  EXPECT_NE(why.find(g.compute_capability()), std::string::npos)
+      << "the reason does not name the compute capability: " << why;
+  const int M = 64, N = 64, K = 64;
+  const HostNvfp4Problem p = make_nvfp4_problem(M, N, K, 1, Tier::kRealistic, seed_for("cublaslt_unsupported"));
+  DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
+  DeviceBuffer<uint16_t> C(size_t(M) * N);
+  C.fill_bytes(0xFF);
+  const Nvfp4GemmArgs args{M, N, K, 1, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha,
+                           reinterpret_cast<__half*>(C.get())};
+  EXPECT_THROW(cublaslt_nvfp4(args, nullptr), std::runtime_error);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(all_bytes(C.download(), 0xFF)) << "an unsupported call wrote to C";
+}
+
+TEST_P(GpuCublasLtNvfp4, MatchesTheCpuReference) {
+  GEMM_REQUIRE_GPU();
+  std::string why;
+  if (!cublaslt_nvfp4_supported(&why)) GTEST_SKIP() << why;
+  testing::run_case(cublaslt_nvfp4, GetParam(), {128, 128, 256});
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuCublasLtNvfp4, ::testing::ValuesIn(cublaslt_nvfp4_cases()), testing::case_name);
+
+TEST_F(GpuCublasLtNvfp4, IsCapturableAfterTheFirstCall) {
+  GEMM_REQUIRE_GPU();
+  std::string why;
+  if (!cublaslt_nvfp4_supported(&why)) GTEST_SKIP() << why;
+  for (auto [M, N, K, L] : {std::array<int, 4>{256, 256, 512, 2}, {29, 53, 96, 3}}) {
+    SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + "x" + std::to_string(L));
+    const HostNvfp4Problem p = make_nvfp4_problem(M, N, K, L, Tier::kRealistic, seed_for("cublaslt_graph"));
+    DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
+    DeviceBuffer<uint16_t> C(size_t(M) * N * L);
+    const Nvfp4GemmArgs args{M, N, K, L, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha,
+                             reinterpret_cast<__half*>(C.get())};
+    expect_capturable(C, [&](cudaStream_t s) { cublaslt_nvfp4(args, s); });
+  }
+}
+
+// ---- The same machinery on FP8 (any GPU with cuBLASLt FP8: Hopper and Blackwell) -----------------
+// kExact: values in {0, +-0.5, +-1, +-1.5, +-2}, power-of-two scales and alpha, so every product and
+// partial sum is exact and the FP16 result must equal the rounded exact value bit for bit.
+// wide: any finite E4M3 code up to 4 in magnitude, per-batch scales that are not powers of two, and
+// a tolerance loose enough for the tensor cores' FP8 accumulation yet far below the O(1) error a
+// swapped operand, a wrong leading dimension, a wrong batch offset or a lost tail would cause.
+
+struct Fp8Case {
+  std::string name;
+  int M, N, K, L;
+  bool exact;
+};
+void PrintTo(const Fp8Case& c, std::ostream* os) { *os << c.name; }
+
+std::vector<Fp8Case> fp8_cases() {
+  std::vector<Fp8Case> cases;
+  for (bool exact : {true, false})
+    for (auto [M, N, K, L] : {std::array<int, 4>{1, 1, 32, 1}, {129, 257, 544, 1}, {256, 256, 1024, 2},
+                              {29, 53, 96, 3}, {67, 131, 1056, 1}, {128, 128, 256, 1}, {1, 37, 64, 2}, {31, 1, 96, 1}})
+      cases.push_back({std::string(exact ? "exact" : "wide") + "_M" + std::to_string(M) + "_N" + std::to_string(N) +
+                           "_K" + std::to_string(K) + "_L" + std::to_string(L),
+                       M, N, K, L, exact});
+  return cases;
+}
+
+struct HostFp8Problem {
+  int M, N, K, L;
+  std::vector<uint8_t> A, B;
+  std::vector<float> a_scales, b_scales;  // batch l's at 4 l (see CublasLtFp8SelftestArgs)
+  float alpha;
+};
+
+HostFp8Problem make_fp8_problem(const Fp8Case& c) {
+  std::mt19937_64 rng(seed_for("cublaslt_fp8_" + c.name));
+  std::vector<uint8_t> codes;
+  if (c.exact) {
+    for (float v : {0.0f, 0.5f, -0.5f, 1.0f, -1.0f, 1.5f, -1.5f, 2.0f, -2.0f}) codes.push_back(e4m3_from_float(v));
+  } else {
+    for (int code = 0; code < 256; ++code)
+      if (std::isfinite(e4m3_to_float(uint8_t(code))) && std::fabs(e4m3_to_float(uint8_t(code))) <= 4.0f)
+        codes.push_back(uint8_t(code));
+  }
+  std::uniform_int_distribution<size_t> pick(0, codes.size() - 1);
+  HostFp8Problem p{c.M, c.N, c.K, c.L, {}, {}, {}, {}, c.exact ? 0.5f : 0.3f};
+  p.A.resize(size_t(c.M) * c.K * c.L);
+  p.B.resize(size_t(c.N) * c.K * c.L);
+  for (auto& x : p.A) x = codes[pick(rng)];
+  for (auto& x : p.B) x = codes[pick(rng)];
+  p.a_scales.assign(4 * size_t(c.L), NAN);
+  p.b_scales.assign(4 * size_t(c.L), NAN);
+  for (int l = 0; l < c.L; ++l) {
+    p.a_scales[4 * l] = c.exact ? std::ldexp(1.0f, l % 3 - 1) : 0.75f + 0.5f * l;
+    p.b_scales[4 * l] = c.exact ? std::ldexp(1.0f, -(l % 2)) : 1.25f - 0.125f * l;
+  }
+  return p;
+}
+
+class GpuCublasLtFp8Selftest : public ::testing::TestWithParam<Fp8Case> {};
+
+TEST_P(GpuCublasLtFp8Selftest, MatchesTheCpuReference) {
+  GEMM_REQUIRE_GPU();
+  const Fp8Case& c = GetParam();
+  const HostFp8Problem p = make_fp8_problem(c);
+  DeviceBuffer<uint8_t> A(p.A), B(p.B);
+  DeviceBuffer<float> SA(p.a_scales), SB(p.b_scales);
+  DeviceBuffer<uint16_t> C(size_t(c.M) * c.N * c.L);
+  const CublasLtFp8SelftestArgs args{c.M, c.N, c.K, c.L, A.get(), SA.get(), B.get(), SB.get(), p.alpha,
+                                     reinterpret_cast<__half*>(C.get())};
+  std::vector<std::vector<uint16_t>> runs;
+  std::string plan;
+  for (int run = 0; run < 2; ++run) {
+    C.fill_bytes(0xFF);
+    plan = cublaslt_fp8_selftest(args, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    runs.push_back(C.download());
+  }
+  std::printf("[          ] %s: cuBLASLt plan: %s\n", c.name.c_str(), plan.c_str());
+  EXPECT_EQ(runs[0], runs[1]) << "two runs on the same inputs differ";
+  int64_t bad = 0;
+  for (int l = 0; l < c.L; ++l)
+    for (int m = 0; m < c.M; ++m)
+      for (int n = 0; n < c.N; ++n) {
+        double sum = 0, abs_sum = 0;
+        for (int k = 0; k < c.K; ++k) {
+          const double prod = double(e4m3_to_float(p.A[(size_t(l) * c.M + m) * c.K + k])) *
+                              double(e4m3_to_float(p.B[(size_t(l) * c.N + n) * c.K + k]));
+          sum += prod;
+          abs_sum += std::fabs(prod);
+        }
+        const double f = double(p.alpha) * p.a_scales[4 * l] * p.b_scales[4 * l];
+        const double want = f * sum;
+        const uint16_t got_bits = runs[0][(size_t(l) * c.M + m) * c.N + n];
+        const double got = half_bits_to_double(got_bits);
+        const bool ok = c.exact ? got_bits == half_bits_from_double(want) || (got == 0 && want == 0)
+                                : std::fabs(got - want) <= std::ldexp(std::fabs(f) * abs_sum, -10) +
+                                                               std::ldexp(std::fabs(want), -10) + 1e-30;
+        if (!ok && ++bad <= 8)
+          ADD_FAILURE() << "l " << l << " m " << m << " n " << n << ": got " << got << ", want " << want
+                        << " (plan: " << plan << ")";
+      }
+  EXPECT_EQ(bad, 0) << "mismatches of " << int64_t(c.M) * c.N * c.L << " outputs (plan: " << plan << ")";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuCublasLtFp8Selftest, ::testing::ValuesIn(fp8_cases()),
+                         [](const ::testing::TestParamInfo<Fp8Case>& info) { return info.param.name; });
+
+TEST(GpuCublasLtFp8SelftestGraph, IsCapturableAfterTheFirstCall) {
+  GEMM_REQUIRE_GPU();
+  // One shape that runs as given and one that needs padding and staging (odd M*N with L > 1).
+  for (const Fp8Case& c : {Fp8Case{"graph_a", 256, 256, 512, 2, false}, Fp8Case{"graph_b", 29, 53, 96, 3, false}}) {
+    SCOPED_TRACE(c.name);
+    const HostFp8Problem p = make_fp8_problem(c);
+    DeviceBuffer<uint8_t> A(p.A), B(p.B);
+    DeviceBuffer<float> SA(p.a_scales), SB(p.b_scales);
+    DeviceBuffer<uint16_t> C(size_t(c.M) * c.N * c.L);
+    const CublasLtFp8SelftestArgs args{c.M, c.N, c.K, c.L, A.get(), SA.get(), B.get(), SB.get(), p.alpha,
+                                       reinterpret_cast<__half*>(C.get())};
+    expect_capturable(C, [&](cudaStream_t s) { cublaslt_fp8_selftest(args, s); });
   }
 }
 
