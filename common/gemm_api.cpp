@@ -1,6 +1,8 @@
 #include "common/gemm_api.h"
 
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -33,6 +35,36 @@ void check_pointer(const char* api, const char* arg, const T* p, size_t alignmen
            std::to_string(reinterpret_cast<uintptr_t>(p) % alignment) + " bytes past alignment");
 }
 
+// A byte range [begin, begin + bytes) of one operand, bytes >= 1.
+struct ByteRange {
+  uintptr_t begin;
+  uint64_t bytes;
+};
+
+template <class T>
+ByteRange range_of(const T* p, int64_t bytes) {
+  return {reinterpret_cast<uintptr_t>(p), uint64_t(bytes)};
+}
+
+// Half-open intervals overlap when each begins before the other ends. Written with differences so
+// that nothing overflows, even for a range that would run past the top of the address space.
+bool overlap(ByteRange x, ByteRange y) { return x.begin >= y.begin ? x.begin - y.begin < y.bytes : y.begin - x.begin < x.bytes; }
+
+std::string hex_range(ByteRange r) {
+  // The printed end saturates at the top of the address space (only a bogus pointer gets there).
+  const uintptr_t end = r.bytes > UINTPTR_MAX - r.begin ? UINTPTR_MAX : uintptr_t(r.begin + r.bytes);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "[%#" PRIxPTR ", %#" PRIxPTR ")", r.begin, end);
+  return buf;
+}
+
+// The kernels write C while reading the inputs; an overlap would let a launch overwrite its own
+// operands (and makes the result depend on the order in which tiles run).
+void check_c_disjoint(const char* api, ByteRange c, const char* input, ByteRange in) {
+  if (overlap(c, in))
+    reject(api, "C", std::string("must not overlap ") + input, "C in " + hex_range(c) + ", " + input + " in " + hex_range(in));
+}
+
 }  // namespace
 
 void validate(const Fp32GemmArgs& a) {
@@ -41,6 +73,10 @@ void validate(const Fp32GemmArgs& a) {
   check_pointer(api, "A", a.A, alignof(float));
   check_pointer(api, "B", a.B, alignof(float));
   check_pointer(api, "C", a.C, alignof(float));
+  // Sizes in bytes; check_dims bounds each element count below 2^46, so none overflows.
+  const ByteRange c = range_of(a.C, 4 * int64_t(a.M) * a.N * a.L);
+  check_c_disjoint(api, c, "A", range_of(a.A, 4 * int64_t(a.M) * a.K * a.L));
+  check_c_disjoint(api, c, "B", range_of(a.B, 4 * int64_t(a.N) * a.K * a.L));
 }
 
 void validate(const Nvfp4GemmArgs& a) {
@@ -53,6 +89,12 @@ void validate(const Nvfp4GemmArgs& a) {
   check_pointer(api, "SFB", a.SFB, 16);
   check_pointer(api, "C", a.C, alignof(__half));
   if (!std::isfinite(a.alpha)) reject(api, "alpha", "must be finite", std::to_string(a.alpha));
+  // Sizes in bytes; check_dims bounds each element count below 2^46, so none overflows.
+  const ByteRange c = range_of(a.C, 2 * int64_t(a.M) * a.N * a.L);
+  check_c_disjoint(api, c, "A", range_of(a.A, packed_bytes(a.M, a.K, a.L)));
+  check_c_disjoint(api, c, "SFA", range_of(a.SFA, sf_bytes(a.M, a.K, a.L)));
+  check_c_disjoint(api, c, "B", range_of(a.B, packed_bytes(a.N, a.K, a.L)));
+  check_c_disjoint(api, c, "SFB", range_of(a.SFB, sf_bytes(a.N, a.K, a.L)));
 }
 
 int64_t packed_bytes(int64_t rows, int64_t K, int64_t L) { return rows * (K / 2) * L; }

@@ -45,11 +45,13 @@ std::vector<T> run_poisoned(DeviceBuffer<T>& C, Launch&& launch) {
   return C.download();
 }
 
-// Each entry: a name for the message, and a mutation that breaks exactly one rule.
+// Each entry: a name for the message, a mutation that breaks exactly one rule, and optionally a
+// further text the message must contain (which rule fired, where several apply to one argument).
 template <class Args>
 struct BadArgs {
   const char* expect_in_message;
   std::function<void(Args&)> mutate;
+  std::string also_in_message = {};
 };
 
 template <class Args>
@@ -67,9 +69,36 @@ std::vector<BadArgs<Args>> common_bad_args() {
   };
 }
 
+// Mutations that point C into one input (at at(args), bytes(args) long), each keeping C aligned so
+// that the overlap rule, not the alignment rule, must catch it: C at the input's first byte; in its
+// middle; with C's first element on the input's last bytes; with C's last element on the input's
+// first bytes. Never dereferenced: the call must throw first. The message must name C and the rule;
+// it need not name this input, because in the GPU variant the buffers come from cudaMalloc and C,
+// being larger than the inputs, may reach into a neighbouring one that validate() checks first
+// (test_harness.cpp's ValidateOverlap tests pin the input's name with addresses they control).
+template <class Args>
+void add_c_overlaps(std::vector<BadArgs<Args>>& v, const void* (*at)(const Args&), int64_t (*bytes)(const Args&)) {
+  using CPtr = decltype(Args::C);
+  constexpr int64_t e = sizeof(*CPtr{});  // bytes per element of C (also C's alignment)
+  const auto c_bytes = [](const Args& a) { return e * a.M * a.N * a.L; };
+  const auto c_at = [at](const Args& a, int64_t offset) {
+    return reinterpret_cast<CPtr>(reinterpret_cast<uintptr_t>(at(a)) + uintptr_t(offset));  // wraps, never UB
+  };
+  const std::string rule = "must not overlap ";
+  v.push_back({"C", [=](Args& a) { a.C = c_at(a, 0); }, rule});
+  v.push_back({"C", [=](Args& a) { a.C = c_at(a, bytes(a) / 2 / e * e); }, rule});
+  v.push_back({"C", [=](Args& a) { a.C = c_at(a, bytes(a) - e); }, rule});
+  v.push_back({"C", [=](Args& a) { a.C = c_at(a, e - c_bytes(a)); }, rule});
+}
+
 std::vector<BadArgs<Fp32GemmArgs>> fp32_bad_args() {
   auto v = common_bad_args<Fp32GemmArgs>();
   v.push_back({"A", [](Fp32GemmArgs& a) { a.A = reinterpret_cast<const float*>(reinterpret_cast<const char*>(a.A) + 2); }});
+  using F = Fp32GemmArgs;
+  add_c_overlaps<F>(v, [](const F& a) -> const void* { return a.A; },
+                    [](const F& a) { return 4 * int64_t(a.M) * a.K * a.L; });
+  add_c_overlaps<F>(v, [](const F& a) -> const void* { return a.B; },
+                    [](const F& a) { return 4 * int64_t(a.N) * a.K * a.L; });
   return v;
 }
 
@@ -83,6 +112,15 @@ std::vector<BadArgs<Nvfp4GemmArgs>> nvfp4_bad_args() {
   v.push_back({"SFB", [](Nvfp4GemmArgs& a) { a.SFB += 4; }});
   v.push_back({"alpha", [](Nvfp4GemmArgs& a) { a.alpha = NAN; }});
   v.push_back({"alpha", [](Nvfp4GemmArgs& a) { a.alpha = INFINITY; }});
+  using F = Nvfp4GemmArgs;
+  add_c_overlaps<F>(v, [](const F& a) -> const void* { return a.A; },
+                    [](const F& a) { return packed_bytes(a.M, a.K, a.L); });
+  add_c_overlaps<F>(v, [](const F& a) -> const void* { return a.SFA; },
+                    [](const F& a) { return sf_bytes(a.M, a.K, a.L); });
+  add_c_overlaps<F>(v, [](const F& a) -> const void* { return a.B; },
+                    [](const F& a) { return packed_bytes(a.N, a.K, a.L); });
+  add_c_overlaps<F>(v, [](const F& a) -> const void* { return a.SFB; },
+                    [](const F& a) { return sf_bytes(a.N, a.K, a.L); });
   return v;
 }
 
@@ -93,10 +131,15 @@ void expect_all_rejected(Launcher launch, const Args& good, const std::vector<Ba
     b.mutate(a);
     try {
       launch(a, cudaStream_t{});
-      ADD_FAILURE() << "accepted invalid arguments (expected a complaint about " << b.expect_in_message << ")";
+      ADD_FAILURE() << "accepted invalid arguments (expected a complaint about " << b.expect_in_message
+                    << (b.also_in_message.empty() ? "" : ": " + b.also_in_message) << ")";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(std::string(": ") + b.expect_in_message + " "), std::string::npos)
           << "message does not name " << b.expect_in_message << ": " << e.what();
+      if (!b.also_in_message.empty()) {
+        EXPECT_NE(std::string(e.what()).find(b.also_in_message), std::string::npos)
+            << "message does not say \"" << b.also_in_message << "\": " << e.what();
+      }
     } catch (const std::exception& e) {
       ADD_FAILURE() << "threw something other than std::invalid_argument: " << e.what();
     }

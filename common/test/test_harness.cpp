@@ -3,11 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <set>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/formats.h"
+#include "common/gemm_api.h"
 #include "common/harness/compare.h"
 #include "common/harness/gemm_tests.h"
 #include "common/harness/problems.h"
@@ -197,6 +202,93 @@ TEST(Problems, RealisticDataIsNeverAllZeroAndHasOutliers) {
   }
   EXPECT_LT(zeros, 10);
   EXPECT_GT(outliers, 0);
+}
+
+// validate()'s rule that C must not overlap an input, at the edges of the ranges. The pointers are
+// placeholders (never dereferenced), so these run without a GPU.
+
+// The message validate() throws, or "" when it accepts.
+template <class Args>
+std::string rejection(const Args& a) {
+  try {
+    validate(a);
+    return "";
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+}
+
+template <class T>
+T* at(uintptr_t address) {
+  return reinterpret_cast<T*>(address);
+}
+
+struct Input {
+  const char* name;
+  uintptr_t begin;
+  int64_t bytes;
+};
+
+// For each input: C ending exactly where it begins, and C beginning exactly where it ends, are
+// accepted; C one element further in at either end (the smallest overlap C's alignment allows) is
+// rejected by the overlap rule, naming the input; C one byte into it at either end is rejected too
+// (by C's alignment rule, which comes first: an aligned C cannot overlap an input by one byte).
+template <class Args>
+void expect_edges(const Args& good, const char* api, const std::vector<Input>& inputs) {
+  using CPtr = decltype(Args::C);
+  using CElem = std::remove_pointer_t<CPtr>;
+  const int64_t e = sizeof(CElem);
+  const int64_t c_bytes = e * good.M * good.N * good.L;
+  ASSERT_EQ(rejection(good), "");
+  for (const Input& in : inputs) {
+    SCOPED_TRACE(std::string("C against ") + in.name);
+    auto with_c_at = [&](uintptr_t c) {
+      Args a = good;
+      a.C = at<CElem>(c);
+      return rejection(a);
+    };
+    const std::string overlap = std::string(api) + ": C must not overlap " + in.name + " (got C in [";
+    EXPECT_EQ(with_c_at(in.begin - c_bytes), "") << "C ends where the input begins";
+    EXPECT_EQ(with_c_at(in.begin + in.bytes), "") << "C begins where the input ends";
+    EXPECT_EQ(with_c_at(in.begin - c_bytes + e).rfind(overlap, 0), 0u) << "C's last element on the input's first";
+    EXPECT_EQ(with_c_at(in.begin + in.bytes - e).rfind(overlap, 0), 0u) << "C's first element on the input's last";
+    EXPECT_EQ(with_c_at(in.begin - c_bytes + 1).rfind(std::string(api) + ": C ", 0), 0u) << "one byte, C's end";
+    EXPECT_EQ(with_c_at(in.begin + in.bytes - 1).rfind(std::string(api) + ": C ", 0), 0u) << "one byte, C's start";
+  }
+}
+
+TEST(ValidateOverlap, Fp32AcceptsAdjacentRangesAndRejectsAnyOverlapAtEitherEnd) {
+  const Fp32GemmArgs good{64, 48, 32, 2, at<const float>(0x100000), at<const float>(0x200000), at<float>(0x300000)};
+  expect_edges(good, "Fp32GemmArgs", {{"A", 0x100000, 4 * 64 * 32 * 2}, {"B", 0x200000, 4 * 48 * 32 * 2}});
+}
+
+TEST(ValidateOverlap, Nvfp4AcceptsAdjacentRangesAndRejectsAnyOverlapAtEitherEnd) {
+  const Nvfp4GemmArgs good{64, 48, 64, 2, at<const uint8_t>(0x100000), at<const uint8_t>(0x200000),
+                           at<const uint8_t>(0x300000), at<const uint8_t>(0x400000), 1.0f, at<__half>(0x500000)};
+  expect_edges(good, "Nvfp4GemmArgs",
+               {{"A", 0x100000, packed_bytes(64, 64, 2)},
+                {"SFA", 0x200000, sf_bytes(64, 64, 2)},
+                {"B", 0x300000, packed_bytes(48, 64, 2)},
+                {"SFB", 0x400000, sf_bytes(48, 64, 2)}});
+}
+
+TEST(ValidateOverlap, MessageNamesTheInputAndBothRanges) {
+  Nvfp4GemmArgs a{64, 64, 64, 1, at<const uint8_t>(0x10000), at<const uint8_t>(0x20000), at<const uint8_t>(0x30000),
+                  at<const uint8_t>(0x40000), 1.0f, at<__half>(0x20100)};
+  EXPECT_EQ(rejection(a), "Nvfp4GemmArgs: C must not overlap SFA (got C in [0x20100, 0x22100), SFA in [0x20000, 0x20200))");
+  Fp32GemmArgs f{64, 64, 64, 1, at<const float>(0x10000), at<const float>(0x20000), at<float>(0x13ffc)};
+  EXPECT_EQ(rejection(f), "Fp32GemmArgs: C must not overlap A (got C in [0x13ffc, 0x17ffc), A in [0x10000, 0x14000))");
+}
+
+TEST(ValidateOverlap, RangesRunningPastTheTopOfTheAddressSpaceDoNotWrap) {
+  // C's range (and A's) runs past the top of the address space: a comparison of wrapped end
+  // addresses would miss this overlap.
+  const uintptr_t top = UINTPTR_MAX - 0xFFF;
+  const Fp32GemmArgs f{64, 64, 64, 1, at<const float>(top + 0x800), at<const float>(0x1000), at<float>(top)};
+  EXPECT_EQ(rejection(f).rfind("Fp32GemmArgs: C must not overlap A (got C in [", 0), 0u) << rejection(f);
+  Fp32GemmArgs apart = f;
+  apart.A = at<const float>(0x100000);
+  EXPECT_EQ(rejection(apart), "");
 }
 
 }  // namespace
