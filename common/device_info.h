@@ -24,6 +24,16 @@ struct GpuInfo {
   bool tcgen05_native() const { return cc_major == 10; }
   // FP32 FMA peak of the CUDA cores at the peak clock: SMs x 128 lanes x 2 FLOP x clock.
   double fp32_peak_tflops() const { return sm_count * 128.0 * 2.0 * sm_clock_khz * 1e3 / 1e12; }
+  // Dense NVFP4 tensor-core peak (tcgen05 block-scaled FP4 MMAs) at the peak clock, for sm_100-class
+  // GPUs (cc 10.x); 0 elsewhere, where tcgen05 does not exist. NVIDIA publishes the B200's NVFP4 rate
+  // as 9 PFLOP/s dense (18 sparse) at 148 SMs; at a 1.965 GHz clock that is 9e15 / (148 * 1.965e9) =
+  // 30945 FLOP per clock per SM. This takes the round per-SM rate that figure suggests, an
+  // ASSUMPTION (no per-SM rate is published): 8192 MACs/clk/SM at FP8, x 2 for FP4, x 2 FLOP per MAC
+  // = 32768 FLOP/clk/SM, scaled by this GPU's SMs and peak clock (for a B200 at 1.965 GHz: 9.5
+  // PFLOP/s, 6% above the published figure, so fractions of it err low, never high).
+  double nvfp4_dense_peak_tflops() const {
+    return cc_major == 10 ? sm_count * 32768.0 * sm_clock_khz * 1e3 / 1e12 : 0.0;
+  }
   // DRAM bandwidth from the memory clock and bus width (double data rate).
   double dram_peak_gbps() const { return 2.0 * mem_clock_khz * 1e3 * (mem_bus_bits / 8.0) / 1e9; }
   std::string compute_capability() const { return std::to_string(cc_major) + "." + std::to_string(cc_minor); }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/cuda_check.h"
 #include "common/device_buffer.h"
@@ -25,6 +26,47 @@ namespace {
 // Input copies per benchmark at most: tiny problems would otherwise need thousands to cover 2x L2;
 // 64 distinct copies already make a launch find its operands evicted.
 constexpr int kMaxSets = 64;
+
+// Graph timing: a graph holds enough launches that one replay takes at least this long, so the one
+// event pair around it costs well under 1% of what it measures ...
+constexpr double kTargetReplayMs = 2.0;
+// ... but at most this many (a capture records every launch on the host; 1000 is ample for a 2 us
+// kernel). Always a whole number of cycles through the input sets.
+constexpr int kMaxLaunchesPerGraph = 1000;
+
+enum class Timing { kGraph, kEvents };
+
+// GEMM_BENCH_TIMING: "graph" (the default) or "events". Anything else is refused by run().
+bool parse_timing(Timing* t, std::string* text) {
+  const char* env = std::getenv("GEMM_BENCH_TIMING");
+  const std::string_view v = env && *env ? env : "graph";
+  if (v == "graph") *t = Timing::kGraph;
+  else if (v == "events") *t = Timing::kEvents;
+  else {
+    *text = std::string(v);
+    return false;
+  }
+  return true;
+}
+
+Timing timing_method() {
+  Timing t = Timing::kGraph;
+  std::string bad;
+  parse_timing(&t, &bad);  // run() has refused a bad value already; time_launches alone falls back to graph
+  return t;
+}
+
+const char* timing_sentence(Timing t) {
+  return t == Timing::kGraph
+             ? "graph: a CUDA graph of launches_per_graph back-to-back launches (cycling through the input "
+               "sets) is replayed between one CUDA event pair, and each of its launches is an iteration "
+               "whose time is replay time / launches_per_graph, so no launch gap or event overhead is "
+               "counted (a benchmark whose launches cannot be captured is timed with per-launch events "
+               "instead and has graph_capture_failed = 1)"
+             : "events: each iteration is one launch between a CUDA event pair (GEMM_BENCH_TIMING=events); the "
+               "gap between launches and the events' own overhead are counted, which reads kernels under "
+               "~0.2 ms several percent slow, and shorter ones by more";
+}
 
 std::string run_command(const std::string& cmd) {
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
@@ -49,10 +91,11 @@ std::string commit() {
 // One implementation under test: a stage, or a library peer.
 struct Impl {
   std::string name;
-  std::string role;  // "stage", "predecessor" or "peer"
+  std::string role;  // "stage", "predecessor" or "peer"; "stage EMULATED" for a stage whose tcgen05 is emulated
   Precision precision;
   Fp32Launcher fp32 = nullptr;
   Nvfp4Launcher nvfp4 = nullptr;
+  bool uses_tcgen05 = false;
 };
 
 // The label (the implementation's role) and the shape counters docs/plot.py reads.
@@ -65,9 +108,31 @@ void label_gemm(benchmark::State& state, const Impl& impl, const Shape& s, doubl
   state.counters["bytes_per_flop"] = bytes / flops(s.M, s.N, s.K, s.L);
 }
 
-// The named peak (FP32 CUDA-core FMA) applies to the stages; a library peer on the tensor cores
-// would exceed it, so peers get no peak fraction.
-double peak_for(const Impl& impl) { return impl.role == "peer" ? 0.0 : gpu_info().fp32_peak_tflops(); }
+// The peak a stage's fraction is of: the FP32 CUDA-core FMA peak for the stages that compute on the
+// CUDA cores (00-04); the dense NVFP4 tensor-core peak for tcgen05 stages on an sm_100 GPU; none for
+// tcgen05 stages running emulated (their timings are not performance). A library peer on the tensor
+// cores would exceed the CUDA-core peak, so peers get no peak fraction. 0 = no fraction.
+double peak_for(const Impl& impl) {
+  if (impl.role == "peer") return 0.0;
+  const GpuInfo& g = gpu_info();
+  if (impl.uses_tcgen05) return g.tcgen05_native() ? g.nvfp4_dense_peak_tflops() : 0.0;
+  return g.fp32_peak_tflops();
+}
+
+// The name of that peak, for the JSON context.
+std::string peak_name_for(bool uses_tcgen05) {
+  if (!uses_tcgen05) return "FP32 CUDA-core FMA peak at the max SM clock";
+  if (gpu_info().tcgen05_native())
+    return "dense NVFP4 tensor-core peak at the max SM clock (assumed 32768 FLOP/clk/SM; see "
+           "GpuInfo::nvfp4_dense_peak_tflops)";
+  return "none: tcgen05 runs emulated, so there is no peak fraction";
+}
+
+std::string tflops_text(double t) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", t);
+  return buf;
+}
 
 // Device inputs for one shape, in `sets` copies whose total covers at least 2x L2.
 struct Fp32Inputs {
@@ -98,38 +163,179 @@ int sets_covering_l2(double bytes_per_set) {
   return std::clamp(int(std::ceil(2.0 * l2 / bytes_per_set)), 1, kMaxSets);
 }
 
-void time_launches(benchmark::State& state, int sets, const std::function<void(int, cudaStream_t)>& launch,
-                   double flops, double bytes, double peak_tflops) {
-  cudaStream_t stream;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  // Warm-up: module load, first-touch and cuBLAS heuristics stay out of the numbers.
-  for (int i = 0; i < std::max(2, sets); ++i) launch(i % sets, stream);
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  double total_s = 0.0;
-  int64_t n = 0, set = 0;
-  for (auto _ : state) {
+namespace {
+
+// Events around one interval of stream work.
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  // Milliseconds that `work` keeps `stream` busy.
+  template <class Work>
+  double time(cudaStream_t stream, Work&& work) {
     CUDA_CHECK(cudaEventRecord(start, stream));
-    launch(int(set), stream);
+    work();
     CUDA_CHECK(cudaEventRecord(stop, stream));
     CUDA_CHECK(cudaEventSynchronize(stop));
     float ms = 0.0f;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    state.SetIterationTime(ms * 1e-3);
-    total_s += ms * 1e-3;
-    ++n;
-    set = (set + 1) % sets;
+    return ms;
   }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
+};
+
+// Launches per graph: whole cycles through the sets, enough for kTargetReplayMs at `ms_per_launch`,
+// at most kMaxLaunchesPerGraph (but always at least one cycle).
+int launches_per_graph(double ms_per_launch, int sets) {
+  const double cycle_ms = std::max(ms_per_launch, 1e-6) * sets;
+  const int cycles = int(std::min(1e6, std::ceil(kTargetReplayMs / cycle_ms)));
+  return sets * std::clamp(cycles, 1, std::max(1, kMaxLaunchesPerGraph / sets));
+}
+
+// Captures `count` launches, set i % sets for the i-th, into an executable graph. Returns nullptr,
+// with *why set, when the capture or the instantiation fails; the stream is usable afterwards.
+//
+// Why capture is safe here. It runs in cudaStreamCaptureModeThreadLocal: this thread may not make a
+// potentially unsafe call (cudaMalloc, a synchronisation, a legacy-stream copy) while it captures;
+// one would invalidate the capture, which then lands in the fallback below instead of baking a
+// one-off side effect into the graph. What the launchers do during a launch is allowed: the stages
+// call validate(), cudaFuncSetAttribute and encode TMA tensor maps on the host (cuTensorMapEncodeTiled
+// touches no stream; each map is passed by value, so every captured launch keeps its own set's
+// pointers); cuBLAS calls are capturable (since CUDA 12.2 cuBLAS takes its workspace with
+// cudaMallocAsync while its stream captures); the BF16 peer (common/peers.cu) keeps a process-wide
+// workspace and output that grow with cudaMalloc on first use of a larger shape, and the warm-up
+// launches before the capture have already grown them to this shape, so the captured launches
+// allocate nothing; the cuBLASLt peer (common/peers_cublaslt.cu) builds, allocates for and caches a
+// plan on the first call for a shape and pointer-alignment class, and the warm-up launches on every
+// input set; the tcgen05 emulator allocates its state once per process, in the first launch. The
+// warm-up therefore leaves nothing to allocate. ThreadLocal rather than Relaxed because nothing here
+// needs an unsafe call (Relaxed would let one through into a graph that no longer repeats it), and
+// rather than Global because other threads' calls do not concern this capture.
+cudaGraphExec_t capture_launches(cudaStream_t stream, int sets, int count,
+                                 const std::function<void(int, cudaStream_t)>& launch, std::string* why) {
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  std::string failure;
+  try {
+    for (int i = 0; i < count; ++i) launch(i % sets, stream);
+  } catch (const std::exception& e) {
+    failure = std::string("a launch failed during capture: ") + e.what();
+  }
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);  // always, so the stream leaves capture
+  if (failure.empty() && ended != cudaSuccess)
+    failure = std::string("cudaStreamEndCapture: ") + cudaGetErrorName(ended) + " (" + cudaGetErrorString(ended) + ")";
+  cudaGraphExec_t exec = nullptr;
+  if (failure.empty()) {
+    const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+    if (made != cudaSuccess) {
+      failure = std::string("cudaGraphInstantiate: ") + cudaGetErrorName(made) + " (" + cudaGetErrorString(made) + ")";
+      exec = nullptr;
+    }
+  }
+  if (graph) cudaGraphDestroy(graph);
+  if (!failure.empty()) {
+    (void)cudaGetLastError();  // clear the capture's error so the next checked call does not report it
+    *why = failure;
+    return nullptr;
+  }
+  return exec;
+}
+
+}  // namespace
+
+void time_launches(benchmark::State& state, int sets, const std::function<void(int, cudaStream_t)>& launch,
+                   double flops, double bytes, double peak_tflops) {
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  EventPair events;
+  // Warm-up: module load, first-touch, cuBLAS heuristics and the peers' first allocations stay out of
+  // the numbers (and out of the graph). Launches after the first are timed together: a rough time
+  // per launch (host gaps included) that sizes the graph.
+  const int warmups = std::max(2, sets);
+  launch(0, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  const double warm_ms = events.time(stream, [&] {
+    for (int i = 1; i < warmups; ++i) launch(i % sets, stream);
+  });
+  double ms_per_launch = warm_ms / (warmups - 1);
+
+  int per_graph = 0;  // launches per graph replay; 0 = per-launch events
+  cudaGraphExec_t graph = nullptr;
+  bool capture_failed = false;
+  if (timing_method() == Timing::kGraph) {
+    std::string why;
+    per_graph = launches_per_graph(ms_per_launch, sets);
+    graph = capture_launches(stream, sets, per_graph, launch, &why);
+    if (graph) {
+      CUDA_CHECK(cudaGraphUpload(graph, stream));
+      // Warm-up replay, timed: without host gaps it measures the launch time properly. Where the
+      // estimate from the warm-up launches was too high (host gaps, a host-bound launcher) and the
+      // replay falls short of the target, capture once more with the count this replay implies.
+      const double replay_ms = events.time(stream, [&] { CUDA_CHECK(cudaGraphLaunch(graph, stream)); });
+      ms_per_launch = replay_ms / per_graph;
+      const int better = launches_per_graph(ms_per_launch, sets);
+      if (replay_ms < kTargetReplayMs && better > per_graph) {
+        if (cudaGraphExec_t bigger = capture_launches(stream, sets, better, launch, &why)) {
+          CUDA_CHECK(cudaGraphExecDestroy(graph));
+          graph = bigger;
+          per_graph = better;
+          CUDA_CHECK(cudaGraphUpload(graph, stream));
+        }
+      }
+      CUDA_CHECK(cudaGraphLaunch(graph, stream));  // the second warm-up replay
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+    } else {
+      std::fprintf(stderr, "graph capture failed, timing this benchmark with per-launch events: %s\n", why.c_str());
+      capture_failed = true;
+      per_graph = 0;
+    }
+  }
+
+  double total_s = 0.0;
+  int64_t n = 0, set = 0;
+  if (graph) {
+    // One benchmark iteration is one launch, as with per-launch events, so Google Benchmark's
+    // iteration counts and --benchmark_min_time mean the same under both methods (were an iteration
+    // a whole replay reported as one launch's time, a benchmark would run N times longer than its
+    // minimum time). Every N iterations one replay is timed; it and the N - 1 iterations after it
+    // each report replay time / N.
+    double per_launch_s = 0.0;
+    int left = 0;  // iterations still to report from the last replay
+    for (auto _ : state) {
+      if (left == 0) {
+        per_launch_s = events.time(stream, [&] { CUDA_CHECK(cudaGraphLaunch(graph, stream)); }) * 1e-3 / per_graph;
+        left = per_graph;
+      }
+      state.SetIterationTime(per_launch_s);
+      total_s += per_launch_s;
+      ++n;
+      --left;
+    }
+    CUDA_CHECK(cudaGraphExecDestroy(graph));
+  } else {
+    for (auto _ : state) {
+      const double ms = events.time(stream, [&] { launch(int(set), stream); });
+      state.SetIterationTime(ms * 1e-3);
+      total_s += ms * 1e-3;
+      ++n;
+      set = (set + 1) % sets;
+    }
+  }
   CUDA_CHECK(cudaStreamDestroy(stream));
   const double tflops = flops * n / total_s * 1e-12;
   if (flops > 0) state.counters["TFLOP/s"] = tflops;
   state.counters["GB/s"] = bytes * n / total_s * 1e-9;
   if (peak_tflops > 0 && flops > 0) state.counters["peak_fraction"] = tflops / peak_tflops;
   state.counters["input_sets"] = sets;
+  state.counters["launches_per_graph"] = per_graph;
+  if (capture_failed) state.counters["graph_capture_failed"] = 1;
 }
 
 namespace {
@@ -187,7 +393,7 @@ void bench_fp32(benchmark::State& state, const Impl& impl, const Shape& s) {
   label_gemm(state, impl, s, min_bytes(probe));
 }
 
-void add_context(const Stage& self) {
+void add_context(const Stage& self, Timing timing) {
   const GpuInfo& g = gpu_info();
   benchmark::AddCustomContext("stage", self.id);
   benchmark::AddCustomContext("stage_idea", self.idea);
@@ -204,12 +410,22 @@ void add_context(const Stage& self) {
   benchmark::AddCustomContext("tcgen05", !self.uses_tcgen05 ? "not used"
                                          : g.tcgen05_native() ? "native"
                                                               : "EMULATED (timings are not performance)");
-  char peak[64];
-  std::snprintf(peak, sizeof peak, "%.1f", g.fp32_peak_tflops());
-  benchmark::AddCustomContext("peak_name", "FP32 CUDA-core FMA peak at the max SM clock");
-  benchmark::AddCustomContext("peak_tflops", peak);
   benchmark::AddCustomContext("flop_convention", "2*M*N*K*L per GEMM");
   benchmark::AddCustomContext("input_rotation", "inputs rotated over >= 2x L2 (" + std::to_string(g.l2_bytes >> 20) + " MiB)");
+  benchmark::AddCustomContext("timing", timing_sentence(timing));
+}
+
+// The peak the stage's peak_fraction counters are of; the predecessor's too where it differs (stage
+// 05's predecessor runs on the CUDA cores).
+void add_peak_context(const Impl& stage, const Impl* predecessor) {
+  const double peak = peak_for(stage);
+  benchmark::AddCustomContext("peak_name", peak_name_for(stage.uses_tcgen05));
+  benchmark::AddCustomContext("peak_tflops", peak > 0 ? tflops_text(peak) : "n/a");
+  if (predecessor && peak_name_for(predecessor->uses_tcgen05) != peak_name_for(stage.uses_tcgen05)) {
+    const double p = peak_for(*predecessor);
+    benchmark::AddCustomContext("predecessor_peak_name", peak_name_for(predecessor->uses_tcgen05));
+    benchmark::AddCustomContext("predecessor_peak_tflops", p > 0 ? tflops_text(p) : "n/a");
+  }
 }
 
 }  // namespace
@@ -227,25 +443,51 @@ std::vector<Shape> squares(std::initializer_list<int> sizes) {
 }
 
 int run(int argc, char** argv, const Stage& self, const char* predecessor_id, const std::vector<Shape>& shapes,
-        const std::function<void()>& register_extra) {
+        const std::function<void()>& register_extra, const std::vector<Shape>& emulated_shapes) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  Timing timing = Timing::kGraph;
+  if (std::string bad; !parse_timing(&timing, &bad)) {
+    std::fprintf(stderr, "bench_%s: GEMM_BENCH_TIMING must be \"graph\" (the default) or \"events\", not \"%s\"\n",
+                 self.id, bad.c_str());
+    return 1;
+  }
   const GpuInfo& g = gpu_info();
   if (!g.usable) {
     std::fprintf(stderr, "bench_%s: benchmarks need a GPU: %s\n", self.id, g.why_not.c_str());
     return 2;
   }
-  add_context(self);
+  add_context(self, timing);
+
+  // A tcgen05 stage on a GPU without tcgen05 runs through the emulator, far too slowly for the big
+  // shapes: it may name a reduced list for that case, used for every row, so that the predecessor
+  // and the peer are still timed at the same shapes as the stage.
+  const bool emulated = self.uses_tcgen05 && !g.tcgen05_native();
+  const bool reduced = emulated && !emulated_shapes.empty();
+  const std::vector<Shape>& rows = reduced ? emulated_shapes : shapes;
+  if (reduced) benchmark::AddCustomContext("shape_list", "reduced list for emulated tcgen05 (emulated_shapes)");
 
   std::vector<Impl> impls;
-  impls.push_back({self.id, "stage", self.precision, self.fp32, self.nvfp4});
+  impls.push_back({self.id, emulated ? "stage EMULATED" : "stage", self.precision, self.fp32, self.nvfp4,
+                   self.uses_tcgen05});
   if (const Stage* pred = find_stage(predecessor_id))
-    impls.push_back({pred->id, "predecessor", pred->precision, pred->fp32, pred->nvfp4});
+    impls.push_back({pred->id, "predecessor", pred->precision, pred->fp32, pred->nvfp4, pred->uses_tcgen05});
+  add_peak_context(impls[0], impls.size() > 1 ? &impls[1] : nullptr);
   if (self.precision == Precision::kFp32) impls.push_back({kCublasSgemmName, "peer", Precision::kFp32, cublas_sgemm, nullptr});
-  if (self.precision == Precision::kNvfp4)
-    impls.push_back({kDequantCublasBf16Name, "peer", Precision::kNvfp4, nullptr, dequantize_cublas_bf16_launcher});
+  if (self.precision == Precision::kNvfp4) {
+    // On sm_100-class GPUs the NVFP4 stages meet cuBLASLt's own NVFP4 GEMM; elsewhere (Hopper) what a
+    // user can run there: dequantize to BF16, then cuBLAS BF16.
+    std::string why;
+    if (cublaslt_nvfp4_supported(&why)) {
+      impls.push_back({kCublasLtNvfp4Name, "peer", Precision::kNvfp4, nullptr, cublaslt_nvfp4});
+    } else {
+      impls.push_back({kDequantCublasBf16Name, "peer", Precision::kNvfp4, nullptr, dequantize_cublas_bf16_launcher});
+      benchmark::AddCustomContext("peer_note", "cuBLASLt NVFP4 unsupported on this GPU: " + why +
+                                                   "; peer is dequantize-to-BF16 + cuBLAS BF16");
+    }
+  }
 
-  for (const Shape& s : shapes)
+  for (const Shape& s : rows)
     for (const Impl& impl : impls) {
       const std::string name = impl.name + "/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" +
                                std::to_string(s.K) + (s.L > 1 ? "x" + std::to_string(s.L) : "");

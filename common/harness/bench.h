@@ -1,13 +1,26 @@
 // The benchmark procedure every stage's bench.cu runs (Google Benchmark, manual timing):
 //   - the stage, its predecessor (from the registry, when linked) and the library peer, at the same
-//     shapes in the same process, so ratios compare like with like;
-//   - CUDA events around each launch; a warm-up before timing;
+//     shapes in the same process, so ratios compare like with like. The NVFP4 stages' peer is
+//     cuBLASLt's NVFP4 GEMM where cuBLASLt offers one (sm_100-class GPUs), else dequantize-to-BF16 +
+//     cuBLAS BF16 (context "peer_note" says why);
+//   - timing with a CUDA graph (the default, GEMM_BENCH_TIMING=graph): after warm-up launches, N
+//     back-to-back launches cycling through the input sets are captured into one graph (N a whole
+//     number of cycles, enough for a replay of >= 2 ms, at most 1000); after warm-up replays, each
+//     replay is timed with one CUDA event pair and counts as N iterations (one per launch) of
+//     replay time / N each. Per-launch events would count the launch gap and the events' own cost,
+//     which reads kernels under ~0.2 ms several percent slow, and shorter ones by more.
+//     GEMM_BENCH_TIMING=events selects that older method (one event pair around each launch); so
+//     does a failed capture, for that benchmark only (counter graph_capture_failed = 1). The
+//     method is in the JSON context ("timing");
 //   - inputs rotated over enough copies to cover at least twice the L2 cache, so no launch finds
 //     its operands already cached by the previous one;
 //   - counters: TFLOP/s (2 M N K L per launch), GB/s (the fewest bytes the GEMM must move), the
-//     fraction of a named peak, and M, N, K, L; the label is the role (stage / predecessor / peer);
+//     fraction of a named peak (FP32 CUDA-core FMA for stages 00-04, dense NVFP4 tensor-core for
+//     tcgen05 stages on sm_100, none for tcgen05 stages running emulated), M, N, K, L,
+//     input_sets and launches_per_graph (0 when timed with per-launch events); the label is the
+//     role (stage / predecessor / peer; "stage EMULATED" for a tcgen05 stage running emulated);
 //   - context in the JSON: GPU, SM count, clocks, driver, CUDA runtime, commit, whether tcgen05 ran
-//     emulated.
+//     emulated, the timing method, the peak's name and value.
 // Write the JSON with --benchmark_out=docs/data/<stage>.json --benchmark_out_format=json (the
 // run_bench_stageNN and bench targets do).
 #pragma once
@@ -33,12 +46,16 @@ std::vector<Shape> nvfp4_shapes();
 // Registers and runs everything; returns the process exit code. `predecessor_id` is the stage the
 // build lists before this one (bench.cu passes GEMM_PREDECESSOR_ID, which add_gemm_stage defines).
 // `register_extra` may register further benchmarks (see time_launches) after the GEMMs.
+// `emulated_shapes`, when not empty, replaces `shapes` for every GEMM row (stage, predecessor, peer)
+// where the stage uses tcgen05 and this GPU runs it emulated, which is far too slow for big shapes.
 int run(int argc, char** argv, const Stage& self, const char* predecessor_id, const std::vector<Shape>& shapes,
-        const std::function<void()>& register_extra = {});
+        const std::function<void()>& register_extra = {}, const std::vector<Shape>& emulated_shapes = {});
 
 // The timing loop the GEMM benchmarks use, for a stage's own extra benchmarks: launch(set, stream)
-// is timed with CUDA events, cycling through `sets` input sets after a warm-up; counters TFLOP/s
-// (when flops > 0), GB/s and peak_fraction (of `peak_tflops`, when > 0) are set.
+// is timed, cycling through `sets` input sets after a warm-up, by graph replays or per-launch events
+// as described above (so `launch` must be capturable: no allocation or synchronisation once warm);
+// counters TFLOP/s (when flops > 0), GB/s, peak_fraction (of `peak_tflops`, when > 0), input_sets
+// and launches_per_graph are set.
 void time_launches(benchmark::State& state, int sets, const std::function<void(int, cudaStream_t)>& launch,
                    double flops, double bytes, double peak_tflops);
 // How many copies of `bytes_per_set` cover at least twice the L2 cache.
