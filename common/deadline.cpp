@@ -8,6 +8,14 @@
 namespace gemm {
 namespace {
 
+// compute-sanitizer announces itself to the programs it runs with NV_SANITIZER_INJECTION_* variables,
+// Nsight Compute (and other tools that inject into the CUDA runtime) with CUDA_INJECTION64_PATH.
+bool under_injected_tool() {
+  for (const char* name : {"NV_SANITIZER_INJECTION_PORT_BASE", "NV_SANITIZER_INJECTION_TRANSPORT_TYPE", "CUDA_INJECTION64_PATH"})
+    if (const char* v = std::getenv(name); v && *v) return true;
+  return false;
+}
+
 unsigned long long compute_timeout_ns() {
   if (const char* env = std::getenv("GEMM_WAIT_TIMEOUT_S"); env && *env) {
     char* end = nullptr;
@@ -18,7 +26,7 @@ unsigned long long compute_timeout_ns() {
   unsigned long long t = kDefaultWaitTimeoutNs;
   const GpuInfo& g = gpu_info();
   if (g.usable && !g.tcgen05_native()) t *= 10;
-  if (const char* tool = std::getenv("CUDA_INJECTION64_PATH"); tool && *tool) t *= 50;
+  if (under_injected_tool()) t *= 50;
   return t;
 }
 

@@ -7,8 +7,9 @@
 //   default                        2 s
 //   tcgen05 emulated (Hopper)      x 10: an emulated MMA takes milliseconds, a tile thousands of them
 //   under an injected tool         x 50: compute-sanitizer and Nsight Compute slow kernels by one to
-//                                  two orders of magnitude; both announce themselves to the CUDA
-//                                  runtime through CUDA_INJECTION64_PATH, which is what is checked
+//                                  two orders of magnitude; compute-sanitizer sets
+//                                  NV_SANITIZER_INJECTION_* in the program's environment, Nsight
+//                                  Compute CUDA_INJECTION64_PATH: either is taken as the sign
 //   GEMM_WAIT_TIMEOUT_S=<seconds>  overrides all of the above (a positive number)
 #pragma once
 

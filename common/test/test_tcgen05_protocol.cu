@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -362,9 +363,7 @@ TEST_P(GpuTcgen05ProtocolDeathTest, TrapsWithItsMessage) {
     EXPECT_EXIT(run_broken_and_exit<2>(c.bug, kKTiles), ::testing::ExitedWithCode(testing::kKernelFailedExit), c.message);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Broken, GpuTcgen05ProtocolDeathTest,
-    ::testing::Values(
+const BrokenCase kBroken[] = {
         BrokenCase{"1_mma_issued_before_its_data_landed", 1, Bug::kMmaIgnoresFull,
                    "HAZARD: .* changed in shared memory between issue and completion: tcgen05\\.cp #1 \\(k-step 0,"
                    ".*found at the wait on barrier 'empty' \\[0\\]"},
@@ -387,8 +386,26 @@ INSTANTIATE_TEST_SUITE_P(
         BrokenCase{"dealloc_with_pending_work", 1, Bug::kDeallocPending,
                    "HAZARD: dealloc of Tensor Memory columns with pending work"},
         BrokenCase{"even_cta_reads_lanes_128_plus", 2, Bug::kEvenCtaLaneOffset,
-                   "tcgen05.ld: a warp may only access the 32 lanes of its quadrant"}),
-    [](const ::testing::TestParamInfo<BrokenCase>& i) { return std::string(i.param.name); });
+                   "tcgen05.ld: a warp may only access the 32 lanes of its quadrant"}};
+
+INSTANTIATE_TEST_SUITE_P(Broken, GpuTcgen05ProtocolDeathTest, ::testing::ValuesIn(kBroken),
+                         [](const ::testing::TestParamInfo<BrokenCase>& i) { return std::string(i.param.name); });
+
+// Not run by default: runs the broken kernel GEMM_TRAP_CASE=<name> in this process, so its trap
+// message can be read (docs/emulator.md lists them):
+//   GEMM_TRAP_CASE=3a_accumulator_read_without_waiting ./build/common/test_common \
+//       --gtest_also_run_disabled_tests --gtest_filter='*ShowTrapMessage*'
+TEST(DISABLED_GpuTcgen05Protocol, ShowTrapMessage) {
+  GEMM_REQUIRE_GPU();
+  const char* name = std::getenv("GEMM_TRAP_CASE");
+  ASSERT_NE(name, nullptr) << "set GEMM_TRAP_CASE to one of the Broken/ cases";
+  for (const BrokenCase& c : kBroken)
+    if (std::string(name) == c.name) {
+      if (c.cta_group == 1) run_broken_and_exit<1>(c.bug, kKTiles);
+      run_broken_and_exit<2>(c.bug, kKTiles);
+    }
+  FAIL() << "no broken case named " << name;
+}
 
 }  // namespace
 }  // namespace gemm
