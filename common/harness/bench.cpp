@@ -91,7 +91,8 @@ std::string commit() {
 // One implementation under test: a stage, or a library peer.
 struct Impl {
   std::string name;
-  std::string role;  // "stage", "predecessor" or "peer"; "stage EMULATED" for a stage whose tcgen05 is emulated
+  std::string role;  // "stage", "variant", "predecessor" or "peer"; "stage EMULATED" / "variant EMULATED"
+                     // where the stage's tcgen05 is emulated
   Precision precision;
   Fp32Launcher fp32 = nullptr;
   Nvfp4Launcher nvfp4 = nullptr;
@@ -443,7 +444,8 @@ std::vector<Shape> squares(std::initializer_list<int> sizes) {
 }
 
 int run(int argc, char** argv, const Stage& self, const char* predecessor_id, const std::vector<Shape>& shapes,
-        const std::function<void()>& register_extra, const std::vector<Shape>& emulated_shapes) {
+        const std::function<void()>& register_extra, const std::vector<Shape>& emulated_shapes,
+        const std::vector<Variant>& variants) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   Timing timing = Timing::kGraph;
@@ -470,9 +472,15 @@ int run(int argc, char** argv, const Stage& self, const char* predecessor_id, co
   std::vector<Impl> impls;
   impls.push_back({self.id, emulated ? "stage EMULATED" : "stage", self.precision, self.fp32, self.nvfp4,
                    self.uses_tcgen05});
+  for (const Variant& v : variants)
+    impls.push_back({v.name, emulated ? "variant EMULATED" : "variant", Precision::kNvfp4, nullptr, v.nvfp4,
+                     self.uses_tcgen05});
   if (const Stage* pred = find_stage(predecessor_id))
     impls.push_back({pred->id, "predecessor", pred->precision, pred->fp32, pred->nvfp4, pred->uses_tcgen05});
-  add_peak_context(impls[0], impls.size() > 1 ? &impls[1] : nullptr);
+  const Impl* pred_impl = nullptr;
+  for (const Impl& i : impls)
+    if (i.role == "predecessor") pred_impl = &i;
+  add_peak_context(impls[0], pred_impl);
   if (self.precision == Precision::kFp32) impls.push_back({kCublasSgemmName, "peer", Precision::kFp32, cublas_sgemm, nullptr});
   if (self.precision == Precision::kNvfp4) {
     // On sm_100-class GPUs the NVFP4 stages meet cuBLASLt's own NVFP4 GEMM; elsewhere (Hopper) what a

@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "common/registry.h"
@@ -43,13 +44,22 @@ std::vector<Shape> squares(std::initializer_list<int> sizes);
 // The M = 128 shapes of a decode-like workload and the squares, for the NVFP4 stages.
 std::vector<Shape> nvfp4_shapes();
 
+// Another configuration of the stage's kernel (e.g. a different tile width), timed beside it with
+// label "variant" ("variant EMULATED" where the stage's tcgen05 runs emulated).
+struct Variant {
+  std::string name;
+  Nvfp4Launcher nvfp4;
+};
+
 // Registers and runs everything; returns the process exit code. `predecessor_id` is the stage the
 // build lists before this one (bench.cu passes GEMM_PREDECESSOR_ID, which add_gemm_stage defines).
 // `register_extra` may register further benchmarks (see time_launches) after the GEMMs.
 // `emulated_shapes`, when not empty, replaces `shapes` for every GEMM row (stage, predecessor, peer)
 // where the stage uses tcgen05 and this GPU runs it emulated, which is far too slow for big shapes.
+// `variants` are timed at every shape like the stage.
 int run(int argc, char** argv, const Stage& self, const char* predecessor_id, const std::vector<Shape>& shapes,
-        const std::function<void()>& register_extra = {}, const std::vector<Shape>& emulated_shapes = {});
+        const std::function<void()>& register_extra = {}, const std::vector<Shape>& emulated_shapes = {},
+        const std::vector<Variant>& variants = {});
 
 // The timing loop the GEMM benchmarks use, for a stage's own extra benchmarks: launch(set, stream)
 // is timed, cycling through `sets` input sets after a warm-up, by graph replays or per-launch events
