@@ -298,7 +298,9 @@ nvfp4_tcgen05_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_const
         *reinterpret_cast<uint4*>(c_row + n + 8 * q) = *reinterpret_cast<const uint4*>(h);
       }
     } else {
-      for (int i = 0; i < 32 && n + i < N; ++i) c_row[n + i] = __float2half_rn(alpha * __uint_as_float(r[i]));
+#pragma unroll  // constant indices keep r[] in registers (a runtime bound would put it in local memory)
+      for (int i = 0; i < 32; ++i)
+        if (n + i < N) c_row[n + i] = __float2half_rn(alpha * __uint_as_float(r[i]));
     }
   }
 
