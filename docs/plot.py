@@ -4,15 +4,20 @@
     python3 docs/plot.py            redraw docs/plots/*.svg, rewrite the tables between
                                     <!-- results:begin --> / <!-- results:end --> in docs/README.md
                                     and in each stage's README.md
-    python3 docs/plot.py --check    validate every docs/data/*.json and render everything (plus a
-                                    synthetic data set) into a temporary folder; changes nothing.
-                                    Exit code 77 (ctest's "skipped") when matplotlib is missing.
+    python3 docs/plot.py --check    validate every docs/data/*.json and render everything into a
+                                    temporary folder; changes nothing. A synthetic data set with every
+                                    label checks that variants are drawn and that no EMULATED row is
+                                    drawn or gets a ratio. Exit code 1 on a failure, 77 (ctest's
+                                    "skipped") when matplotlib is missing.
 
 Each docs/data/<stage>.json is one run of bench_stageNN (Google Benchmark JSON): the stage, its
-predecessor and a library peer, timed in the same process. The label of each benchmark is its role
-("stage", "predecessor", "peer"); the counters hold TFLOP/s, GB/s, M, N, K, L. Timings taken with
-tcgen05 emulated (context "tcgen05" starting with EMULATED) are drawn as such and never enter the
-performance overview.
+predecessor and a library peer, timed in the same process, and possibly variants of the stage (other
+configurations of its kernel, e.g. "05_tcgen05_2cta BN=128"). The label of each benchmark is its role
+("stage", "variant", "predecessor", "peer"), followed by " EMULATED" where the row ran its tcgen05
+instructions through the software emulator (a Hopper GPU): such a row's time measures the emulator, so
+it never enters a plot and never gets a ratio; the tables list it with its time and the words
+"EMULATED (not performance)". The counters hold TFLOP/s, GB/s, M, N, K, L. A run whose context
+"tcgen05" starts with EMULATED is titled as such and left out of the overview altogether.
 """
 import argparse
 import json
@@ -29,14 +34,28 @@ BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 REQUIRED_CONTEXT = ["stage", "gpu", "sm_count", "sm_clock_max_mhz", "clocks_now", "driver_cuda_version",
                     "runtime_cuda_version", "commit", "tcgen05", "date"]
 REQUIRED_COUNTERS = ["TFLOP/s", "GB/s", "M", "N", "K", "L"]
-ROLE_STYLE = {"stage": dict(marker="o", lw=2.2), "predecessor": dict(marker="s", lw=1.4, ls="--"),
-              "peer": dict(marker="^", lw=1.4, ls=":")}
+ROLE_STYLE = {"stage": dict(marker="o", lw=2.2), "variant": dict(marker="D", lw=1.8, ls="-."),
+              "predecessor": dict(marker="s", lw=1.4, ls="--"), "peer": dict(marker="^", lw=1.4, ls=":")}
+# The rows that are the stage itself: its own, and other configurations of its kernel.
+OWN_ROLES = ("stage", "variant")
+# A label may follow its role with this word: tcgen05 ran in the emulator, the time is not performance.
+EMULATED = "EMULATED"
+EMULATED_TEXT = "EMULATED (not performance)"
 # Benchmarks that are not GEMMs (stage 03's quantizer and the copy it is measured against).
 BANDWIDTH_ROLES = ("quantizer", "copy")
 
 
 class DataError(Exception):
     pass
+
+
+def parse_label(label):
+    """A benchmark's label as (role, emulated): "stage" -> ("stage", False), "variant EMULATED" ->
+    ("variant", True); None for anything else."""
+    words = str(label or "").split()
+    if words and words[0] in ROLE_STYLE and words[1:] in ([], [EMULATED]):
+        return words[0], len(words) == 2
+    return None
 
 
 def load(path):
@@ -65,18 +84,31 @@ def load(path):
         lacking = [c for c in REQUIRED_COUNTERS if c not in b]
         if lacking:
             raise DataError(f"{path}: {b['name']} lacks counters {lacking}")
-        if b.get("label") not in ROLE_STYLE:
-            raise DataError(f"{path}: {b['name']} has no role label")
+        if parse_label(b.get("label")) is None:
+            raise DataError(f"{path}: {b['name']} has no role label ({', '.join(ROLE_STYLE)}, optionally followed "
+                            f"by ' {EMULATED}'): {b.get('label')!r}")
     results = []
     for b in rows:
         if b.get("label") in BANDWIDTH_ROLES:
             continue
         impl = b.get("run_name", b["name"]).split("/")[0]
-        results.append(dict(impl=impl, role=b["label"], M=int(b["M"]), N=int(b["N"]), K=int(b["K"]), L=int(b["L"]),
+        role, emulated = parse_label(b["label"])
+        results.append(dict(impl=impl, role=role, emulated=emulated,
+                            M=int(b["M"]), N=int(b["N"]), K=int(b["K"]), L=int(b["L"]),
                             tflops=float(b["TFLOP/s"]), gbps=float(b["GB/s"]),
                             ms=float(b["real_time"]) * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]))
     return dict(path=pathlib.Path(path), stage=ctx["stage"], ctx=ctx, results=results, extras=extras,
                 emulated=str(ctx["tcgen05"]).startswith("EMULATED"))
+
+
+def performance(results):
+    """The rows whose time is performance: every row but those that ran tcgen05 EMULATED. Every plot
+    draws from this and nothing else; table_rows() gives EMULATED rows their time and no ratio."""
+    return [r for r in results if not r["emulated"]]
+
+
+def emulated_names(results):
+    return sorted({f"{r['impl']} ({r['role']})" for r in results if r["emulated"]})
 
 
 def shape_key(r):
@@ -97,14 +129,19 @@ def stamp(ctx):
             f"driver {ctx['driver_cuda_version']} | {ctx['date'][:10]} | commit {ctx['commit']}")
 
 
-def plot_stage(plt, run, out_dir):
-    results = run["results"]
+def plot_stage(plt, run, out_dir, audit=None):
+    results = performance(run["results"])
+    left_out = emulated_names(run["results"])
     squares = sorted({shape_key(r) for r in results if is_square(shape_key(r))})
     others = sorted({shape_key(r) for r in results if not is_square(shape_key(r))})
     extras = run.get("extras", [])
     panels = (1 if squares else 0) + (1 if others else 0) + (1 if extras else 0)
-    fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 4.6), squeeze=False)
+    fig, axes = plt.subplots(1, max(1, panels), figsize=(6.5 * max(1, panels), 4.6), squeeze=False)
     axes = list(axes[0])
+    if not panels:
+        axes[0].axis("off")
+        axes[0].text(0.5, 0.5, "nothing to plot: every row ran tcgen05 EMULATED\n(their times are in the results "
+                     "table, as EMULATED)", ha="center", va="center", fontsize=10)
     impls = []
     for r in results:
         if (r["impl"], r["role"]) not in impls:
@@ -154,43 +191,56 @@ def plot_stage(plt, run, out_dir):
     title = f"{run['stage']}: {run['ctx'].get('stage_idea', '')}"
     if run["emulated"]:
         title += "\nEMULATED tcgen05: these timings are NOT performance"
+    if left_out:
+        title += f"\nnot drawn (tcgen05 EMULATED, no performance meaning): {', '.join(left_out)}"
     fig.suptitle(title, fontsize=10)
     fig.text(0.5, 0.005, stamp(run["ctx"]), ha="center", fontsize=7, color="0.35")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     path = out_dir / f"{run['stage']}.svg"
+    if audit is not None:
+        audit.append(drawn(fig, path.name))
     fig.savefig(path, metadata={"Date": None})
     plt.close(fig)
     return path
 
 
-def plot_overview(plt, runs, out_dir):
+def plot_overview(plt, runs, out_dir, audit=None):
     fig, ax = plt.subplots(figsize=(8, 5))
     peers = {}
     skipped = []
+    xs = set()
     for run in runs:
         if run["emulated"]:
             skipped.append(run["stage"])
             continue
-        pts = sorted((r["M"], r["tflops"]) for r in run["results"] if r["role"] == "stage" and is_square(shape_key(r)))
-        if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=run["stage"])
-        for r in run["results"]:
-            if r["role"] == "peer" and is_square(shape_key(r)):
+        skipped += [f"{run['stage']}: {name}" for name in emulated_names(run["results"])]
+        results = [r for r in performance(run["results"]) if is_square(shape_key(r))]
+        xs.update(r["M"] for r in results)
+        color = None
+        for role in OWN_ROLES:  # the stage's line first, its variants after it in the same colour, dash-dotted
+            for impl in dict.fromkeys(r["impl"] for r in results if r["role"] == role):
+                pts = sorted((r["M"], r["tflops"]) for r in results if r["impl"] == impl and r["role"] == role)
+                line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], color=color,
+                                label=run["stage"] if role == "stage" else impl,
+                                **(dict(marker="o") if role == "stage" else dict(marker="D", ls="-.")))
+                color = color or line.get_color()
+        for r in results:
+            if r["role"] == "peer":
                 peers.setdefault(r["impl"], {})[r["M"]] = r["tflops"]
     for name, pts in peers.items():
-        xs = sorted(pts)
-        ax.plot(xs, [pts[x] for x in xs], color="black", ls=":", marker="^", label=name)
+        ax.plot(sorted(pts), [pts[x] for x in sorted(pts)], color="black", ls=":", marker="^", label=name)
     ax.set_xscale("log", base=2)
-    xs = sorted({r["M"] for run in runs for r in run["results"] if is_square(shape_key(r))})
+    xs = sorted(xs)
     ax.set_xticks(xs, [str(x) for x in xs])
     ax.set_yscale("log")
     ax.set_xlabel("M = N = K")
     ax.set_ylabel("TFLOP/s (log scale)")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     title = "Every stage on square problems"
     if skipped:
-        title += f"\n(not shown: {', '.join(skipped)}: tcgen05 emulated, no performance meaning)"
+        title += f"\n(not shown: {'; '.join(skipped)}: tcgen05 emulated, no performance meaning)"
     ax.set_title(title, fontsize=10)
     envs = {}
     for r in runs:
@@ -202,6 +252,8 @@ def plot_overview(plt, runs, out_dir):
              fontsize=6, color="0.35")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     path = out_dir / "overview.svg"
+    if audit is not None:
+        audit.append(drawn(fig, path.name))
     fig.savefig(path, metadata={"Date": None})
     plt.close(fig)
     return path
@@ -246,21 +298,31 @@ def plot_bank_map(plt, path, doc, out_dir):
 
 
 def table_rows(run):
+    """One row per stage or variant result and shape; an EMULATED one shows its time and no performance."""
     by = {}
     for r in run["results"]:
-        by.setdefault(shape_key(r), {})[r["role"]] = r
+        by.setdefault(shape_key(r), []).append(r)
     rows = []
     for key in sorted(by, key=lambda k: (not is_square(k), k)):
-        roles = by[key]
-        s = roles.get("stage")
-        if not s:
-            continue
-        pred, peer = roles.get("predecessor"), roles.get("peer")
-        def ratio(other):
-            return f"{s['tflops'] / other['tflops']:.3g}x" if other and other["tflops"] > 0 else "-"
-        peer_text = f"{ratio(peer)} ({peer['impl']}: {peer['tflops']:.2f} TFLOP/s)" if peer else "-"
-        rows.append(f"| {run['stage']} | {shape_text(key)} | {s['ms']:.3f} | {s['tflops']:.2f} | {s['gbps']:.0f} | "
-                    f"{ratio(pred)} | {peer_text} |")
+        group = by[key]
+        pred = next((r for r in group if r["role"] == "predecessor"), None)
+        peer = next((r for r in group if r["role"] == "peer"), None)
+        for s in [r for role in OWN_ROLES for r in group if r["role"] == role]:
+            name = run["stage"] if s["role"] == "stage" else s["impl"]
+            if s["emulated"]:
+                rows.append(f"| {name} | {shape_text(key)} | {s['ms']:.3f} | {EMULATED_TEXT} | - | - | - |")
+                continue
+
+            def ratio(other):
+                if other and other["emulated"]:
+                    return f"- ({EMULATED})"
+                return f"{s['tflops'] / other['tflops']:.3g}x" if other and other["tflops"] > 0 else "-"
+            if peer and not peer["emulated"]:
+                peer_text = f"{ratio(peer)} ({peer['impl']}: {peer['tflops']:.2f} TFLOP/s)"
+            else:
+                peer_text = f"- ({peer['impl']}: {EMULATED_TEXT})" if peer else "-"
+            rows.append(f"| {name} | {shape_text(key)} | {s['ms']:.3f} | {s['tflops']:.2f} | {s['gbps']:.0f} | "
+                        f"{ratio(pred)} | {peer_text} |")
     return rows
 
 
@@ -330,18 +392,104 @@ def ncu_table(doc):
     return "\n".join(lines) + "\n"
 
 
-def synthetic_run():
-    ctx = {k: "synthetic" for k in REQUIRED_CONTEXT}
-    ctx.update(stage="99_synthetic", tcgen05="not used", date="2000-01-01T00:00:00")
-    results = []
-    for role, impl, f in (("stage", "99_synthetic", 1.0), ("predecessor", "98_prev", 0.5), ("peer", "peer", 2.0)):
-        for s in (256, 512):
-            results.append(dict(impl=impl, role=role, M=s, N=s, K=s, L=1, tflops=f * s / 256, gbps=1.0, ms=1.0))
-        results.append(dict(impl=impl, role=role, M=128, N=7168, K=2048, L=1, tflops=f, gbps=1.0, ms=1.0))
-    extras = [dict(name="copy", role="copy", shape="64x64", gbps=2.0, ms=1.0),
-              dict(name="quantize", role="quantizer", shape="64x64", gbps=1.5, ms=1.0)]
-    return dict(path=pathlib.Path("synthetic"), stage="99_synthetic", ctx=ctx, results=results, extras=extras,
-                emulated=False)
+# The synthetic data set of --check. Every EMULATED row of it runs at this TFLOP/s, which no other row
+# has: a plot that shows the value, or a table that prints it, has let an EMULATED row through.
+SENTINEL_TFLOPS = 4242.0
+
+
+def synthetic_docs():
+    """Google Benchmark JSON as the harness writes it, for two stages: 99_synthetic, native, with a variant;
+    98_synthetic_emu, whose stage, variant and predecessor ran tcgen05 EMULATED."""
+    def doc(stage, tcgen05, rows, extras=()):
+        ctx = {k: "synthetic" for k in REQUIRED_CONTEXT}
+        ctx.update(stage=stage, stage_idea="synthetic data of docs/plot.py --check", tcgen05=tcgen05,
+                   date="2000-01-01T00:00:00")
+        benchmarks = []
+        for impl, label, m, n, k, tflops in rows:
+            benchmarks.append({"name": f"{impl}/{m}x{n}x{k}/manual_time", "run_name": f"{impl}/{m}x{n}x{k}/manual_time",
+                               "run_type": "iteration", "time_unit": "ms",
+                               "real_time": 42.0 if label.endswith(EMULATED) else 2 * m * n * k / (tflops * 1e9),
+                               "TFLOP/s": tflops, "GB/s": 1.0, "M": m, "N": n, "K": k, "L": 1, "label": label})
+        for name, label, gbps in extras:
+            benchmarks.append({"name": f"{name}/64x64", "run_name": f"{name}/64x64", "run_type": "iteration",
+                               "real_time": 1.0, "time_unit": "ms", "GB/s": gbps, "label": label})
+        return {"context": ctx, "benchmarks": benchmarks}
+    shapes = [(256, 256, 256), (512, 512, 512), (128, 7168, 2048)]
+    native = [(impl, label, *sh, f * sh[0] / 256) for sh in shapes
+              for impl, label, f in (("99_synthetic", "stage", 1.0), ("99_synthetic BN=128", "variant", 0.8),
+                                     ("98_prev", "predecessor", 0.5), ("peer", "peer", 2.0))]
+    emulated = [(impl, label, *sh, SENTINEL_TFLOPS if label.endswith(EMULATED) else 3.0) for sh in shapes
+                for impl, label in (("98_synthetic_emu", "stage EMULATED"), ("98_synthetic_emu BN=128", "variant EMULATED"),
+                                    ("97_prev_emu", "predecessor EMULATED"), ("peer", "peer"))]
+    return {"99_synthetic": doc("99_synthetic", "not used", native,
+                                [("copy", "copy", 2.0), ("quantize", "quantizer", 1.5)]),
+            "98_synthetic_emu": doc("98_synthetic_emu", "EMULATED (timings are not performance)", emulated)}
+
+
+def drawn(fig, name):
+    """What a figure shows: every y value of its lines and bars, and its legend entries."""
+    values, labels = [], []
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            values += [float(v) for v in line.get_ydata()]
+        values += [float(p.get_height()) for p in ax.patches if hasattr(p, "get_height")]
+        if ax.get_legend():
+            labels += [t.get_text() for t in ax.get_legend().get_texts()]
+    return dict(name=name, values=values, labels=labels)
+
+
+def self_test(plt, out):
+    """The synthetic data through load(), the plots and the tables; returns the list of failures."""
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = []
+        for stem, doc in synthetic_docs().items():
+            (pathlib.Path(tmp) / f"{stem}.json").write_text(json.dumps(doc))
+            runs.append(load(pathlib.Path(tmp) / f"{stem}.json"))
+        bad = synthetic_docs()["99_synthetic"]
+        bad["benchmarks"][0]["label"] = "stage SLOW"
+        (pathlib.Path(tmp) / "bad.json").write_text(json.dumps(bad))
+        try:
+            load(pathlib.Path(tmp) / "bad.json")
+            failures.append("load() accepted the label 'stage SLOW'")
+        except DataError:
+            pass
+    emu_impls = {r["impl"] for run in runs for r in run["results"] if r["emulated"]}
+    if emu_impls != {"98_synthetic_emu", "98_synthetic_emu BN=128", "97_prev_emu"}:
+        failures.append(f"EMULATED labels were not recognised: {sorted(emu_impls)}")
+    audit = []
+    for run in runs:
+        plot_stage(plt, run, out, audit)
+    plot_overview(plt, runs, out, audit)
+    # The same EMULATED rows in a run whose context does not say EMULATED: the rows must still stay out.
+    plot_overview(plt, runs + [dict(runs[1], emulated=False)], out, audit)
+    for fig in audit:
+        if SENTINEL_TFLOPS in fig["values"]:
+            failures.append(f"{fig['name']}: an EMULATED row is drawn in a performance panel")
+        for label in fig["labels"]:
+            if any(label == impl or label.startswith(impl + " (") for impl in emu_impls):
+                failures.append(f"{fig['name']}: an EMULATED row has the legend entry {label!r}")
+    labels = {fig["name"]: fig["labels"] for fig in audit}
+    if "99_synthetic BN=128 (variant)" not in labels.get("99_synthetic.svg", []):
+        failures.append("99_synthetic.svg: the variant is not drawn")
+    if "99_synthetic BN=128" not in labels.get("overview.svg", []):
+        failures.append("overview.svg: the variant is not drawn")
+    text = table(runs)
+    if f"{SENTINEL_TFLOPS:.2f}" in text:
+        failures.append("table: an EMULATED row's TFLOP/s is printed")
+    ratio = re.compile(r"^\d[\d.e+-]*x\b")
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines() if line.startswith("| ")]
+    rows = [c for c in rows if c[0] != "stage"]
+    emulated_rows = [c for c in rows if c[0] in emu_impls]
+    for c in emulated_rows:
+        if c[3] != EMULATED_TEXT or c[4:] != ["-", "-", "-"]:
+            failures.append(f"table: EMULATED row shows performance or a ratio: {c}")
+    if len(emulated_rows) != 6:  # stage and variant of 98_synthetic_emu at three shapes
+        failures.append(f"table: {len(emulated_rows)} EMULATED rows instead of 6")
+    variant_rows = [c for c in rows if c[0] == "99_synthetic BN=128"]
+    if len(variant_rows) != 3 or not all(ratio.match(c[5]) and ratio.match(c[6]) for c in variant_rows):
+        failures.append(f"table: the variant's rows are missing or lack ratios: {variant_rows}")
+    return failures
 
 
 def main():
@@ -370,19 +518,27 @@ def main():
     if args.check:
         with tempfile.TemporaryDirectory() as tmp:
             out = pathlib.Path(tmp)
-            for run in runs + [synthetic_run()]:
-                plot_stage(plt, run, out)
-            plot_overview(plt, runs + [synthetic_run()], out)
+            failures = self_test(plt, out)
+            audit = []
+            for run in runs:
+                plot_stage(plt, run, out, audit)
+            plot_overview(plt, runs, out, audit)
             for path, doc in bank_maps:
                 plot_bank_map(plt, path, doc, out)
-            table(runs + [synthetic_run()])
+            table(runs)
             for run in runs:
                 bandwidth_table(run)
             for ncu_path in sorted(DATA.glob("ncu_*.json")) + sorted(DATA.glob("bank_conflicts.json")):
                 ncu_table(json.loads(ncu_path.read_text()))
-            drawn = sorted(p.name for p in out.iterdir())
-        print(f"checked {len(runs)} data files; rendered {len(drawn)} plots: {', '.join(drawn)}")
-        return 0
+            rendered = sorted(p.name for p in out.iterdir())
+        # The real data too: no EMULATED row of it may reach a plot's legend.
+        for run in runs:
+            for name in emulated_names(run["results"]):
+                failures += [f"{fig['name']}: EMULATED {name} is drawn" for fig in audit if name in fig["labels"]]
+        print(f"checked {len(runs)} data files; rendered {len(rendered)} plots: {', '.join(rendered)}")
+        for failure in failures:
+            print(f"FAILED: {failure}")
+        return 1 if failures else 0
 
     PLOTS.mkdir(parents=True, exist_ok=True)
     for run in runs:
