@@ -96,17 +96,6 @@ __device__ __forceinline__ uint64_t ld_cluster_u64(uint32_t cluster_addr) {
   asm volatile("ld.shared::cluster.u64 %0, [%1];" : "=l"(v) : "r"(cluster_addr) : "memory");
   return v;
 }
-__device__ __forceinline__ void st_cluster_u32(uint32_t cluster_addr, uint32_t v) {
-  asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(cluster_addr), "r"(v) : "memory");
-}
-__device__ __forceinline__ void st_release_cluster_u64(uint32_t cluster_addr, uint64_t v) {
-  asm volatile("st.release.cluster.shared::cluster.u64 [%0], %1;" ::"r"(cluster_addr), "l"(v) : "memory");
-}
-__device__ __forceinline__ uint64_t ld_acquire_local_u64(const uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.acquire.cluster.shared::cta.u64 %0, [%1];" : "=l"(v) : "r"(ptx::smem_addr(p)) : "memory");
-  return v;
-}
 __device__ __forceinline__ uint32_t vload(const uint32_t& x) { return *reinterpret_cast<const volatile uint32_t*>(&x); }
 __device__ __forceinline__ void vstore(uint32_t& x, uint32_t v) { *reinterpret_cast<volatile uint32_t*>(&x) = v; }
 
@@ -174,10 +163,6 @@ struct CtaSlots {
   uint64_t token;           // identity_token(rank) once this CTA has allocated Tensor Memory
   uint32_t record;          // its CtaRecord in g_state.records
   uint32_t cta_group;       // of its alloc: every later tcgen05 instruction must use the same
-  uint64_t request_token;   // cta_group::2 alloc rendezvous: written by the odd CTA into the even one
-  uint64_t response_token;  // ... and the answer, written by the even CTA into the odd one
-  uint32_t request_smid;
-  uint32_t response_address;
 };
 __device__ __forceinline__ CtaSlots& slots() {
   __shared__ CtaSlots s;  // one per CTA, at the same offset in every CTA of the kernel
@@ -304,6 +289,32 @@ __device__ inline void init_record(uint32_t sm, uint32_t unit, uint32_t ncols, u
   __threadfence();
 }
 
+// The alloc rendezvous of a CTA pair: the odd CTA claims a slot of the table with the pair's token
+// (open addressing over kRendezvousProbes slots) and its SM; the even CTA finds it, allocates on
+// both SMs, writes the address and marks the slot answered; the odd CTA reads it and frees the slot.
+__device__ inline Rendezvous& rendezvous_claim(uint64_t pair, uint32_t sm) {
+  for (;;)
+    for (uint32_t i = 0; i < kRendezvousProbes; ++i) {
+      Rendezvous& r = g_state.rendezvous[(pair + i) % kRendezvousSlots];
+      if (atomicCAS(&r.token, 0ull, pair) == 0ull) {
+        vstore(r.follower_sm, sm);
+        __threadfence();
+        atomicExch(&r.state, kRendezvousRequested);
+        return r;
+      }
+    }
+}
+__device__ inline Rendezvous* rendezvous_find(uint64_t pair) {
+  for (uint32_t i = 0; i < kRendezvousProbes; ++i) {
+    Rendezvous& r = g_state.rendezvous[(pair + i) % kRendezvousSlots];
+    if (atomicAdd(&r.token, 0ull) == pair && atomicAdd(&r.state, 0u) == kRendezvousRequested) {
+      __threadfence();
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
 // tcgen05.alloc (called by one lane of the allocating warp).
 __device__ inline void alloc(uint32_t* dst, uint32_t ncols, int cta_group) {
   if (ncols < 32 || ncols > 512 || (ncols & (ncols - 1)))
@@ -318,32 +329,33 @@ __device__ inline void alloc(uint32_t* dst, uint32_t ncols, int cta_group) {
     init_record(sm, unit, ncols, sm * kUnits + unit, sm, 1, rank);
   } else {
     // cta_group::2 is collective across the pair: both CTAs get the same columns, each on its own SM,
-    // and the even CTA learns its peer's SM here, before any cp or mma can need it.
-    const uint32_t even = rank & ~1u, odd = rank | 1u;
-    const uint64_t pair = splitmix64(identity_token(even)) | 1;
-    const uint32_t base = ptx::smem_addr(&s);
+    // and the even CTA learns its peer's SM here, before any cp or mma can need it. The two meet in
+    // a table in global memory (not in each other's shared memory: the peer may not have started).
+    const uint32_t odd = rank | 1u;
+    const uint64_t pair = splitmix64(identity_token(rank & ~1u)) | 1;
     const unsigned long long start = ptx::global_timer_ns();
     if (rank & 1) {
-      st_cluster_u32(map_to_rank(base + offsetof(CtaSlots, request_smid), even), sm);
-      st_release_cluster_u64(map_to_rank(base + offsetof(CtaSlots, request_token), even), pair);
-      while (ld_acquire_local_u64(&s.response_token) != pair)
+      Rendezvous& r = rendezvous_claim(pair, sm);
+      while (atomicAdd(&r.state, 0u) != kRendezvousAnswered)
         if (deadline_passed(start))
           fail("tcgen05.alloc.cta_group::2", "the even CTA of the pair never took part in the collective alloc (rank)", rank);
-      s.response_token = 0;
-      unit = tcgen05::tmem_column(s.response_address) / kUnitColumns;
+      unit = tcgen05::tmem_column(vload(r.address)) / kUnitColumns;
+      vstore(r.address, 0);
+      atomicExch(&r.state, kRendezvousFree);
+      atomicExch(&r.token, 0ull);  // the slot may be claimed again
     } else {
-      while (ld_acquire_local_u64(&s.request_token) != pair)
+      Rendezvous* r = nullptr;
+      while (!(r = rendezvous_find(pair)))
         if (deadline_passed(start))
           fail("tcgen05.alloc.cta_group::2", "the odd CTA of the pair never took part in the collective alloc (rank)", rank);
-      s.request_token = 0;
-      const uint32_t peer_sm = s.request_smid;
+      const uint32_t peer_sm = vload(r->follower_sm);
       if (peer_sm == sm) fail("tcgen05.alloc.cta_group::2", "both CTAs of the pair run on one SM (SM)", sm);
       unit = uint32_t(claim_units_blocking(sm, peer_sm, ncols));
       init_record(sm, unit, ncols, sm * kUnits + unit, peer_sm, 2, rank);
       init_record(peer_sm, unit, ncols, sm * kUnits + unit, sm, 2, odd);
-      st_cluster_u32(map_to_rank(base + offsetof(CtaSlots, response_address), odd),
-                     tcgen05::tmem_address(0, unit * kUnitColumns));
-      st_release_cluster_u64(map_to_rank(base + offsetof(CtaSlots, response_token), odd), pair);
+      vstore(r->address, tcgen05::tmem_address(0, unit * kUnitColumns));
+      __threadfence();
+      atomicExch(&r->state, kRendezvousAnswered);
     }
   }
   s.record = sm * kUnits + unit;

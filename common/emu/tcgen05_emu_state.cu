@@ -32,6 +32,7 @@ const State* emulator_state() {
     s->allocators = zeroed<SmAllocator>(sms);
     s->columns = zeroed<ColumnState>(sms * 512);
     s->records = zeroed<CtaRecord>(sms * kUnits);
+    s->rendezvous = zeroed<Rendezvous>(kRendezvousSlots);
     s->options = zeroed<Options>(1);
     const Options o{bounded_wait_timeout_ns(), 0};
     CUDA_CHECK(cudaMemcpy(s->options, &o, sizeof o, cudaMemcpyHostToDevice));

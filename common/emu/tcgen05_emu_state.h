@@ -77,6 +77,17 @@ struct CtaRecord {
   OpRecord log[kLogCapacity];
 };
 
+// A meeting point of the two CTAs of a pair at a cta_group::2 alloc (common/emu/tcgen05_emu.cuh).
+inline constexpr uint32_t kRendezvousSlots = 4096, kRendezvousProbes = 64;
+inline constexpr uint32_t kRendezvousFree = 0, kRendezvousRequested = 1, kRendezvousAnswered = 2;
+struct Rendezvous {
+  unsigned long long token;  // the pair's token while the slot is in use; 0: free
+  uint32_t follower_sm;      // written by the odd CTA
+  uint32_t address;          // the allocation, written by the even CTA
+  uint32_t state;            // free, requested (odd CTA waiting), answered
+  uint32_t reserved;
+};
+
 struct Options {
   unsigned long long timeout_ns;  // alloc, alloc rendezvous and observing waits (common/deadline.h)
   int strict;                     // report cp overwriting scale columns an unobserved mma still reads
@@ -87,6 +98,7 @@ struct State {
   SmAllocator* allocators = nullptr;   // [sm]
   ColumnState* columns = nullptr;      // [sm][column]
   CtaRecord* records = nullptr;        // [sm][allocation unit]
+  Rendezvous* rendezvous = nullptr;    // [kRendezvousSlots]
   Options* options = nullptr;
   int num_sms = 0;
 };
