@@ -288,7 +288,8 @@ nvfp4_tcgen05_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_const
     ptx::tcgen05_wait_ld();
     if (row >= M) continue;
     const int n = n0 + c;
-    if (n + 32 <= N && N % 8 == 0) {  // whole chunk inside, rows 16-byte aligned: 4 x 16-byte stores
+    // Whole chunk inside and 16-byte aligned (C need only be 2-byte aligned): 4 x 16-byte stores.
+    if (n + 32 <= N && reinterpret_cast<uintptr_t>(c_row + n) % 16 == 0) {
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         __align__(16) __half2 h[4];

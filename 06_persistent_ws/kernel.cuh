@@ -26,9 +26,10 @@
 //     never a hard-coded SM count). Pair p works through the units p, p + P, p + 2P, ... of a static
 //     schedule (P pairs): no work queue, no atomics, the same sequence in both CTAs of the pair.
 //   - Units. A unit is one 256 x 128 output tile, or one K range of it. When there are fewer tiles
-//     than pairs, K is split into s ranges (split-K, s chosen on the host so that the units fill the
-//     pairs' waves best); every split writes an FP32 partial, and the last split of a tile to finish
-//     adds all partials in split order and writes C: the same bits every run, no float atomics.
+//     than pairs, K may be split into s ranges (split-K; s chosen on the host by the B200 model, which
+//     weighs the pairs it puts to work against the bytes of the partials). The last split of a tile
+//     to arrive keeps its own FP32 partial in registers, waits for the others' partials, adds them all
+//     in split order and writes C: the same bits every run, no float atomics.
 //   - Tiles in groups. Output tiles are ordered in groups of kGroupM tile-rows, column by column
 //     within a group, so the pairs busy at one time share A's rows and B's columns in L2.
 //   - Roles by warp (192 threads): warp 0 is the producer (TMA), warp 1 the MMA warp (one elected
@@ -202,8 +203,8 @@ struct Schedule {
 // more pairs to work (less tensor time per unit), but every split but one writes an FP32 partial of
 // its rows that the last one reads back: bytes the GEMM would not otherwise move. The choice takes
 // the s (1..16, every K range at least two k-tiles long) whose lower bound on a B200 is smallest,
-// by the model of docs/b200_model.py with the B200's published figures, whatever GPU this runs on
-// (so an emulated run schedules exactly as a B200 would):
+// by the model of docs/b200_model.py with the B200's published rates, whatever GPU this runs on (the
+// pair count is this GPU's own):
 //   tensor time  = waves x (2 x 256 x 128 x 256 x k-tiles of the longest range) / (2 SMs x 9e15/148)
 //   DRAM time    = (min_bytes + (s - 1) x 2 x 4 x rows x columns per tile x tiles) / 8e12 B/s
 //   bound        = max(tensor time, DRAM time); ties (within 1%) go to the smaller s.
@@ -276,7 +277,8 @@ __device__ __forceinline__ uint64_t operand_descriptor(const void* tile, int ste
 
 // Stores 32 consecutive outputs of one row (alpha applied, FP16), bounds-checked.
 __device__ __forceinline__ void store_row_chunk(__half* c_row, int n, int N, float alpha, const float* v) {
-  if (n + 32 <= N && N % 8 == 0) {  // whole chunk inside, rows 16-byte aligned: 4 x 16-byte stores
+  // Whole chunk inside and 16-byte aligned (C need only be 2-byte aligned): 4 x 16-byte stores.
+  if (n + 32 <= N && reinterpret_cast<uintptr_t>(c_row + n) % 16 == 0) {
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       __align__(16) __half2 h[4];

@@ -476,10 +476,11 @@ int run(int argc, char** argv, const Stage& self, const char* predecessor_id, co
     impls.push_back({v.name, emulated ? "variant EMULATED" : "variant", Precision::kNvfp4, nullptr, v.nvfp4,
                      self.uses_tcgen05});
   if (const Stage* pred = find_stage(predecessor_id))
-    impls.push_back({pred->id, "predecessor", pred->precision, pred->fp32, pred->nvfp4, pred->uses_tcgen05});
+    impls.push_back({pred->id, pred->uses_tcgen05 && !g.tcgen05_native() ? "predecessor EMULATED" : "predecessor",
+                     pred->precision, pred->fp32, pred->nvfp4, pred->uses_tcgen05});
   const Impl* pred_impl = nullptr;
   for (const Impl& i : impls)
-    if (i.role == "predecessor") pred_impl = &i;
+    if (i.role.rfind("predecessor", 0) == 0) pred_impl = &i;
   add_peak_context(impls[0], pred_impl);
   if (self.precision == Precision::kFp32) impls.push_back({kCublasSgemmName, "peer", Precision::kFp32, cublas_sgemm, nullptr});
   if (self.precision == Precision::kNvfp4) {

@@ -203,34 +203,46 @@ std::vector<GemmCase> nvfp4_cases(Tile t) {
   return c;
 }
 
-void run_case(Fp32Launcher launch, const GemmCase& c, Tile tile) {
+// C is allocated `c_offset` elements past the start of a buffer (cudaMalloc aligns to 256 bytes), so
+// c_offset = 1 gives a C that is only element-aligned: what the contract promises and no more.
+void run_case(Fp32Launcher launch, const GemmCase& c, Tile tile, int c_offset) {
   SCOPED_TRACE("case " + c.name + ", seed " + std::to_string(seed_for(c.name)) +
-               " (set GEMM_TEST_SEED to draw other data)");
+               " (set GEMM_TEST_SEED to draw other data)" + (c_offset ? ", C offset by one element" : ""));
   const HostFp32Problem p = make_fp32_problem(c.M, c.N, c.K, c.L, c.tier, seed_for(c.name));
-  DeviceBuffer<float> A(p.A), B(p.B), C(size_t(int64_t(c.M) * c.N * c.L));
-  const Fp32GemmArgs args{c.M, c.N, c.K, c.L, A.get(), B.get(), C.get()};
-  const auto first = run_poisoned(C, [&] { launch(args, cudaStream_t{}); });
+  const size_t count = size_t(int64_t(c.M) * c.N * c.L);
+  DeviceBuffer<float> A(p.A), B(p.B), C(count + size_t(c_offset));
+  const Fp32GemmArgs args{c.M, c.N, c.K, c.L, A.get(), B.get(), C.get() + c_offset};
+  auto run = [&] {
+    auto all = run_poisoned(C, [&] { launch(args, cudaStream_t{}); });
+    return std::vector<float>(all.begin() + c_offset, all.end());
+  };
+  const auto first = run();
   const ReferenceOutput ref = reference_gemm(p.host_args());
   const CompareResult r = compare_fp32(first, ref, {c.M, c.N, c.K, c.L, tile.m, tile.n}, c.tier);
   EXPECT_TRUE(r.ok()) << r.describe();
-  const auto second = run_poisoned(C, [&] { launch(args, cudaStream_t{}); });
+  const auto second = run();
   EXPECT_EQ(0, std::memcmp(first.data(), second.data(), first.size() * sizeof(float)))
       << "two runs on the same inputs differ: a race";
 }
 
-void run_case(Nvfp4Launcher launch, const GemmCase& c, Tile tile) {
+void run_case(Nvfp4Launcher launch, const GemmCase& c, Tile tile, int c_offset) {
   SCOPED_TRACE("case " + c.name + ", seed " + std::to_string(seed_for(c.name)) +
-               " (set GEMM_TEST_SEED to draw other data)");
+               " (set GEMM_TEST_SEED to draw other data)" + (c_offset ? ", C offset by one element" : ""));
   const HostNvfp4Problem p = make_nvfp4_problem(c.M, c.N, c.K, c.L, c.tier, seed_for(c.name));
   DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
-  DeviceBuffer<uint16_t> C(size_t(int64_t(c.M) * c.N * c.L));
+  const size_t count = size_t(int64_t(c.M) * c.N * c.L);
+  DeviceBuffer<uint16_t> C(count + size_t(c_offset));
   const Nvfp4GemmArgs args{c.M, c.N, c.K, c.L, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha,
-                           reinterpret_cast<__half*>(C.get())};
-  const auto first = run_poisoned(C, [&] { launch(args, cudaStream_t{}); });
+                           reinterpret_cast<__half*>(C.get() + c_offset)};
+  auto run = [&] {
+    auto all = run_poisoned(C, [&] { launch(args, cudaStream_t{}); });
+    return std::vector<uint16_t>(all.begin() + c_offset, all.end());
+  };
+  const auto first = run();
   const ReferenceOutput ref = reference_gemm(p.host_args());
   const CompareResult r = compare_fp16(first, ref, {c.M, c.N, c.K, c.L, tile.m, tile.n}, c.tier);
   EXPECT_TRUE(r.ok()) << r.describe();
-  const auto second = run_poisoned(C, [&] { launch(args, cudaStream_t{}); });
+  const auto second = run();
   EXPECT_EQ(first, second) << "two runs on the same inputs differ: a race";
 }
 

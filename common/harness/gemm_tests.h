@@ -46,8 +46,9 @@ struct Tile {
 std::vector<GemmCase> fp32_cases(Tile tile);
 std::vector<GemmCase> nvfp4_cases(Tile tile);
 
-void run_case(Fp32Launcher launch, const GemmCase& c, Tile tile);
-void run_case(Nvfp4Launcher launch, const GemmCase& c, Tile tile);
+// c_offset: C starts this many elements past an allocation (1: only element-aligned).
+void run_case(Fp32Launcher launch, const GemmCase& c, Tile tile, int c_offset = 0);
+void run_case(Nvfp4Launcher launch, const GemmCase& c, Tile tile, int c_offset = 0);
 
 // Invalid arguments. The CPU variant needs no GPU (validation happens before any CUDA call, so it
 // can use placeholder pointers); the GPU variant also checks that C was not written.
@@ -68,6 +69,7 @@ inline bool launches_with(const Stage& s, Nvfp4Launcher f) { return s.precision 
 
 // The tests every stage runs, in one line of its test.cu:
 //   Gpu<Name>.MatchesCpuReference/<case>            every case of `cases`, through `launcher`
+//   Gpu<Name>COffset.WorksWithAnElementAlignedC     C one element past an allocation's start
 //   Gpu<Name>Args.RejectsInvalidArgumentsAndWritesNothing
 //   <Name>Args.RejectsInvalidArgumentsBeforeAnyLaunch   (CPU only: runs in CI too)
 //   <Name>Stage.IsRegisteredUnderItsFolderName
@@ -79,6 +81,11 @@ inline bool launches_with(const Stage& s, Nvfp4Launcher f) { return s.precision 
     ::gemm::testing::run_case(launcher, GetParam(), tile);                                            \
   }                                                                                                   \
   INSTANTIATE_TEST_SUITE_P(Shapes, Gpu##Name, ::testing::ValuesIn(cases), ::gemm::testing::case_name); \
+  TEST(Gpu##Name##COffset, WorksWithAnElementAlignedC) {                                              \
+    GEMM_REQUIRE_GPU();                                                                               \
+    ::gemm::testing::run_case(launcher, {"c_offset_exact_M67_N48_K96_L2", 67, 48, 96, 2, ::gemm::Tier::kExact}, \
+                              tile, 1);                                                               \
+  }                                                                                                   \
   TEST(Gpu##Name##Args, RejectsInvalidArgumentsAndWritesNothing) {                                   \
     GEMM_REQUIRE_GPU();                                                                               \
     ::gemm::testing::expect_rejects_invalid_arguments_gpu(launcher);                                  \
