@@ -37,6 +37,13 @@ GEMM_HD uint32_t swizzle_128b(uint32_t row, uint32_t byte_in_row) {
   return swizzle_128b(row * kSwizzleRowBytes + byte_in_row);
 }
 
+// The 64-byte swizzle (CU_TENSOR_MAP_SWIZZLE_64B; CuTe's Swizzle<2,4,3>): bits [4,6) ^= bits
+// [7,9). On a tile of 64-byte rows (32 FP16 values: stage 07's output staging), chunk c of row r
+// lands at chunk c ^ ((r / 2) % 4): the pattern repeats every 512 bytes, so such tiles start 512-byte
+// aligned.
+GEMM_HD uint32_t swizzle_64b(uint32_t offset) { return offset ^ (((offset >> 7) & 3u) << 4); }
+GEMM_HD uint32_t swizzle_64b(uint32_t row, uint32_t byte_in_row) { return swizzle_64b(row * 64u + byte_in_row); }
+
 #if defined(__CUDACC__)
 // The first 1024-byte-aligned address in a dynamic shared-memory buffer (declare it with 1 KB of
 // slack). Swizzled tiles start here: the pattern is a function of the absolute address, so a tile

@@ -88,13 +88,46 @@ TensorMapPlan plan_sf_lines(const uint8_t* base, int rows, int K, int L, int box
   return p;
 }
 
+TensorMapPlan plan_fp16_output(const void* base, int M, int N, int L, int box_rows, int box_cols) {
+  TensorMapPlan p;
+  if (!base) reject("base pointer is null");
+  if (reinterpret_cast<uintptr_t>(base) % 16) reject("base must be 16-byte aligned");
+  if (M < 1 || N < 1 || L < 1) reject("M, N and L must be positive");
+  const uint64_t pitch = uint64_t(N) * 2;
+  if (pitch % 16) reject("row pitch 2N = " + std::to_string(pitch) + " bytes must be a multiple of 16 (N a multiple of 8)");
+  if (box_rows < 1 || box_rows > int(kMaxBox) || box_cols < 8 || box_cols * 2 > 64 || box_cols % 8)
+    reject("box must be 1..256 rows of 8..32 halves (16..64 bytes, the 64-byte swizzle span)");
+  p.base = base;
+  p.dims[0] = uint64_t(N);
+  p.dims[1] = uint64_t(M);
+  p.dims[2] = uint64_t(L);
+  p.strides[0] = pitch;
+  p.strides[1] = pitch * uint64_t(M);
+  p.box[0] = uint32_t(box_cols);
+  p.box[1] = uint32_t(box_rows);
+  p.box[2] = 1;
+  p.swizzle = CU_TENSOR_MAP_SWIZZLE_64B;
+  p.dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  p.element_bytes = 2;
+  for (uint64_t d : p.dims)
+    if (d > kMaxDim) reject("a dimension exceeds 2^32");
+  for (uint64_t s : p.strides)
+    if (s >= kMaxStride) reject("a stride reaches 2^40 bytes");
+  return p;
+}
+
 std::string TensorMapPlan::describe() const {
   std::ostringstream o;
-  o << "uint8, dims {" << dims[0] << " bytes, " << dims[1] << " rows, " << dims[2] << " batches}, strides {"
-    << strides[0] << ", " << strides[1] << "} bytes, box {" << box[0] << " bytes, " << box[1] << " rows, " << box[2]
-    << "}, swizzle "
-    << (swizzle == CU_TENSOR_MAP_SWIZZLE_128B ? "128B" : swizzle == CU_TENSOR_MAP_SWIZZLE_NONE ? "none" : "other")
-    << ", out-of-bounds elements filled with zeros";
+  const char* unit = element_bytes == 1 ? " bytes" : " halves";
+  o << (dtype == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 ? "fp16" : "uint8") << ", dims {" << dims[0] << unit << ", "
+    << dims[1] << " rows, " << dims[2] << " batches}, strides {" << strides[0] << ", " << strides[1]
+    << "} bytes, box {" << box[0] << unit << ", " << box[1] << " rows, " << box[2] << "}, swizzle "
+    << (swizzle == CU_TENSOR_MAP_SWIZZLE_128B  ? "128B"
+        : swizzle == CU_TENSOR_MAP_SWIZZLE_64B ? "64B"
+        : swizzle == CU_TENSOR_MAP_SWIZZLE_NONE ? "none"
+                                                : "other")
+    << (dtype == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 ? ", stores clipped at the edges"
+                                                 : ", out-of-bounds elements filled with zeros");
   return o.str();
 }
 
@@ -105,7 +138,7 @@ CUtensorMap encode_tensor_map(const TensorMapPlan& p) {
   const cuuint32_t box[3] = {p.box[0], p.box[1], p.box[2]};
   const cuuint32_t element_strides[3] = {1, 1, 1};  // every element of the box, no striding
   // L2 promotion 256B: fetch whole 256-byte L2 lines; boxes span 128-byte rows of consecutive rows.
-  const CUresult r = encode_fn()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<void*>(p.base), dims, strides, box,
+  const CUresult r = encode_fn()(&map, p.dtype, 3, const_cast<void*>(p.base), dims, strides, box,
                                  element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, p.swizzle,
                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)

@@ -26,6 +26,8 @@ struct TensorMapPlan {
   uint64_t strides[2] = {};   // byte strides of dims 1 and 2 (dim 0 is contiguous)
   uint32_t box[3] = {};       // the box one copy moves, innermost first
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  CUtensorMapDataType dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8;  // dims and box count elements of this type
+  uint32_t element_bytes = 1;
   std::string describe() const;
 };
 
@@ -42,6 +44,13 @@ TensorMapPlan plan_packed_operand(const uint8_t* base, int rows, int K, int L, i
 // move these bytes as well, but only a tensor copy can complete on the other CTA of a pair's
 // barrier: cp.async.bulk has no .cta_group.) Throws std::invalid_argument like plan_packed_operand.
 TensorMapPlan plan_sf_lines(const uint8_t* base, int rows, int K, int L, int box_lines);
+
+// The map of the FP16 output C (M x N x L, row-major) for TMA stores: {N, M, L} elements, boxes of
+// box_rows rows x box_cols columns, the 64-byte swizzle (a box row of 32 halves is one 64-byte
+// swizzle span). TMA clips a box at the tensor's edges: nothing outside C is written. Throws
+// std::invalid_argument where TMA cannot address C: a base that is not 16-byte aligned, or a row
+// pitch (2N bytes) that is not a multiple of 16 (N % 8 != 0).
+TensorMapPlan plan_fp16_output(const void* base, int M, int N, int L, int box_rows, int box_cols);
 
 // Encodes the plan through the driver. Throws std::runtime_error if the driver refuses.
 CUtensorMap encode_tensor_map(const TensorMapPlan& plan);

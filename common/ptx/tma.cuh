@@ -41,4 +41,33 @@ __device__ __forceinline__ void prefetch_tensormap(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
+// ---- TMA stores: shared -> global (PTX 9.7.9.27.1.2, 9.7.9.27.2) ---------------------------------------
+
+// cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [tensor_map, {x, y, z}], [src];
+// Writes the box at (x, y, z) from shared memory laid out (and swizzled) as the map says; elements
+// outside the tensor are not written. Completion is tracked per issuing thread with bulk groups:
+// the same thread commits and waits. The source must have been written before a
+// fence.proxy.async.shared::cta (generic-proxy writes, read by the async proxy).
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, int x, int y, int z, const void* src) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];"
+               ::"l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_addr(src))
+               : "memory");
+}
+
+// cp.async.bulk.commit_group;   the thread's bulk copies issued since the last commit form a group.
+__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+// cp.async.bulk.wait_group.read N;   at most N of the thread's groups may still be reading their
+// shared-memory source (the source may then be overwritten; the global writes may still be under way).
+template <int N>
+__device__ __forceinline__ void bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+// cp.async.bulk.wait_group N;   at most N of the thread's groups are still incomplete (written).
+template <int N>
+__device__ __forceinline__ void bulk_wait_group() {
+  asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+
 }  // namespace gemm::ptx

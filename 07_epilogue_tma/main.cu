@@ -1,0 +1,172 @@
+// stage07: what the TMA-store epilogue adds (C's tensor map, the swizzled staging sub-tile and its
+// bank map, the rule that picks the epilogue path), then stage 06's schedule, protocol and budgets;
+// then the kernel run, checked and timed (EMULATED on Hopper), and with --trace FILE a timeline of
+// one run for docs/timeline.py.  ./stage07 --help for options.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "kernel.cuh"
+
+#include "common/device_buffer.h"
+#include "common/device_info.h"
+#include "common/harness/problems.h"
+#include "common/harness/stage_program.h"
+#include "common/swizzle.h"
+#include "common/timeline.h"
+
+namespace {
+
+using gemm::program::section;
+
+void print_schedule(const gemm::program::Options& o, int pairs) {
+  auto* base = reinterpret_cast<const uint8_t*>(0x10000);
+  const gemm::Nvfp4GemmArgs a{o.M, o.N, o.K, o.L, base, base, base, base, 1.0f, nullptr};
+  const stage07::Schedule s = stage07::make_schedule(a, pairs, {});
+  const int tiles = s.units / s.splits, waves = (s.units + s.pairs - 1) / s.pairs;
+  std::printf("  %d x %d x %d (L = %d): %d x %d tiles of 256 x 128 per batch = %d tiles; %d k-tiles of 256\n", o.M,
+              o.N, o.K, o.L, s.tiles_m, s.tiles_n, tiles, s.k_tiles);
+  const std::string split = s.splits > 1 ? "K split in " + std::to_string(s.splits) : "no K split";
+  std::printf("  %d pairs %s -> %s: %d units on %d pairs (pair p: units p, p + %d, ...), %d wave%s: %.0f%% of "
+              "the %d pairs busy on average\n",
+              pairs, pairs == 74 ? "(a B200)" : "resident here", split.c_str(), s.units, s.pairs, s.pairs, waves,
+              waves == 1 ? "" : "s", 100.0 * s.units / (double(waves) * pairs), pairs);
+}
+
+void epilogue_walkthrough(const gemm::program::Options& o) {
+  section("The epilogue: TMEM -> registers -> swizzled shared memory -> TMA store");
+  auto* base = reinterpret_cast<const uint8_t*>(0x10000);
+  gemm::Nvfp4GemmArgs a{o.M, o.N, o.K, o.L, base, base, base, base, 1.0f, reinterpret_cast<__half*>(0x20000)};
+  if (stage07::uses_tma_store(a))
+    std::printf("  C's tensor map: %s\n", stage07::plan_c(a).describe().c_str());
+  else
+    std::printf("  N = %d: rows of 2N bytes do not start on 16-byte boundaries, so C has no tensor map and the\n"
+                "  kernel stores rows directly (stage 06's epilogue)\n", o.N);
+  std::printf("  per unit and epilogue warp: 4 x tcgen05.ld .32x32b.x32 (32 rows x 128 columns), one wait::ld,\n"
+              "  release to the MMA warp; then 4 sub-tiles of 32 x 32: alpha, FP16, staging (2 KB), fence.proxy.async,\n"
+              "  lane 0: cp.async.bulk.tensor shared -> global + commit; %d staging buffers per warp alternate\n",
+              stage07::kStagingBuffers);
+  std::printf("\n  staging sub-tile (64-byte swizzle): the 16-byte chunk each lane writes, by bank group\n"
+              "  (a warp store of chunk q: lane r -> row r; 8 lanes per 128-byte wavefront):\n");
+  for (uint32_t r = 0; r < 8; ++r) {
+    std::printf("    row %u:", r);
+    for (uint32_t q = 0; q < 4; ++q) {
+      const uint32_t addr = gemm::swizzle_64b(r, 16 * q);
+      std::printf("  chunk %u -> bytes %3u..%3u (banks %2u..%2u)", q, addr % 128, addr % 128 + 15, (addr % 128) / 4,
+                  (addr % 128) / 4 + 3);
+    }
+    std::printf("\n");
+  }
+  std::printf("  lanes 0..7 of one store cover all 32 banks once: no conflict (without the swizzle, rows 0, 2, 4, 6\n"
+              "  would share banks: 4 times the wavefronts)\n");
+}
+
+void walkthrough(const gemm::program::Options& o) {
+  using C = stage07::Config;
+  epilogue_walkthrough(o);
+  section("The schedule (static: unit u runs on pair u mod P; the same sequence in both CTAs of a pair)");
+  const gemm::GpuInfo& g = gemm::gpu_info();
+  if (g.usable) print_schedule(o, stage07::resident_pairs());
+  print_schedule(o, 74);
+  const int m128_shapes[3][3] = {{128, 7168, 16384}, {128, 4096, 7168}, {128, 7168, 2048}};
+  for (const auto& shape : m128_shapes) {
+    gemm::program::Options b = o;
+    b.M = shape[0];
+    b.N = shape[1];
+    b.K = shape[2];
+    b.L = 1;
+    print_schedule(b, 74);
+  }
+
+  section("The order of tiles (unit numbers on a 10 x 6 grid of tiles, groups of 8 tile-rows)");
+  stage07::Schedule s{};
+  s.tiles_m = 10, s.tiles_n = 6, s.k_tiles = 1, s.splits = 1, s.L = 1, s.units = 60;
+  std::vector<int> order(60);
+  for (int u = 0; u < 60; ++u) {
+    const stage07::Unit w = stage07::unit_at(s, u);
+    order[size_t(w.m0 / 256) * 6 + size_t(w.n0 / 128)] = u;
+  }
+  std::printf("           ");
+  for (int n = 0; n < 6; ++n) std::printf(" n%-3d", n);
+  std::printf("\n");
+  for (int m = 0; m < 10; ++m) {
+    std::printf("  tile m%-2d ", m);
+    for (int n = 0; n < 6; ++n) std::printf(" %3d ", order[size_t(m) * 6 + n]);
+    std::printf("%s\n", m == 7 ? "   <- end of the first group of 8 rows" : "");
+  }
+  std::printf("  Pairs busy at the same time work on neighbouring units: a few rows of A, a few columns of B.\n");
+
+  section("Roles and barriers (PipelineState: producers of a resource start on phase 1)");
+  std::printf(
+      "  barrier          where      count  arrives                              waits\n"
+      "  full[s]          even CTA   1+tx   even producer expect_tx; TMA bytes    MMA warp (phase from 0)\n"
+      "                                     of both CTAs (.cta_group::2)\n"
+      "  empty[s]         each CTA   1      MMA warp's multicast commit           producer (phase from 1, wait_commit)\n"
+      "  acc_full[b]      each CTA   1      MMA warp's multicast commit           epilogue warps (from 0, wait_commit)\n"
+      "  acc_empty[b]     even CTA   8      each epilogue warp of both CTAs,      MMA warp (phase from 1)\n"
+      "                                     after tcgen05.ld + wait::ld + fence\n");
+
+  section("Tensor Memory (each CTA; 512 columns)");
+  std::printf("  accumulators: buffer 0 columns 0..127, buffer 1 columns 128..255 (256 x 128 FP32 tiles)\n");
+  std::printf("  scales: %d stages x %d columns (SFA 16 + SFB 16) from column %d = %d columns; used %d of 512\n",
+              C::kStages, C::kSfColumnsPerStage, C::kAccColumns, C::kStages * C::kSfColumnsPerStage,
+              C::kTmemColumnsUsed);
+  std::printf("  shared memory: %d stages x %d bytes = %d bytes + staging %d x %d x %d bytes (+ barriers), %d bytes in all\n",
+              C::kStages, C::kStageBytes, C::kStages * C::kStageBytes, stage07::kEpilogueWarps, stage07::kStagingBuffers,
+              stage07::kStagingBytes, stage07::kSmemBytes);
+  gemm::program::print_resources("nvfp4_persistent_gemm", reinterpret_cast<const void*>(&stage07::nvfp4_persistent_gemm<true>),
+                                 stage07::kThreads, stage07::kSmemBytes);
+}
+
+// --trace FILE: one run of the options' shape with the timeline recording on.
+void trace(const gemm::program::Options& o, const std::string& path, int max_pairs) {
+  const gemm::GpuInfo& g = gemm::gpu_info();
+  if (!g.usable) return;
+  const gemm::HostNvfp4Problem p = gemm::make_nvfp4_problem(o.M, o.N, o.K, o.L, gemm::Tier::kRealistic, o.seed);
+  gemm::DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
+  gemm::DeviceBuffer<uint16_t> Cbuf(size_t(o.M) * o.N * o.L);
+  const gemm::Nvfp4GemmArgs args{o.M, o.N, o.K, o.L, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha,
+                                 reinterpret_cast<__half*>(Cbuf.get())};
+  gemm::timeline::Recorder rec(1u << 16);
+  stage07::LaunchOptions lo;
+  lo.trace = rec.buffer();
+  lo.max_pairs = max_pairs;
+  stage07::launch(args, nullptr);  // warm-up: module load, workspace
+  stage07::launch_with(args, nullptr, lo);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const stage07::Schedule s = stage07::make_schedule(args, stage07::resident_pairs(), lo);
+  rec.write_json(path, {{"stage", "07_epilogue_tma"},
+                        {"gpu", g.name},
+                        {"tcgen05", g.tcgen05_native() ? "native" : "EMULATED (order and overlap only, not speed)"},
+                        {"shape", std::to_string(o.M) + "x" + std::to_string(o.N) + "x" + std::to_string(o.K)},
+                        {"pairs", std::to_string(s.pairs)},
+                        {"units", std::to_string(s.units)},
+                        {"splits", std::to_string(s.splits)}});
+  std::printf("  timeline of one run written to %s (docs/timeline.py draws it)\n", path.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const gemm::GpuInfo& g = gemm::gpu_info();
+  const bool emulated = g.usable && !g.tcgen05_native();
+  gemm::program::Options defaults;
+  if (emulated) {
+    defaults.M = defaults.N = defaults.K = 1024;
+    defaults.iters = 3;
+  }
+  // --trace FILE: also record one run's timeline; --pairs P: in that run, use P pairs (a few pairs
+  // with many units each show the overlap of the roles best).
+  const auto opts = gemm::program::parse(argc, argv, stage07::kStage, defaults, {"--trace", "--pairs"});
+  gemm::program::banner(stage07::kStage);
+  if (emulated)
+    std::printf("\n  tcgen05 is EMULATED on this GPU (%s): the default problem is %d x %d x %d and %d timed runs;\n"
+                "  the time measures the emulator, not the kernel.\n",
+                g.name.c_str(), defaults.M, defaults.N, defaults.K, defaults.iters);
+  walkthrough(opts);
+  gemm::program::section("Run, check, time");
+  const auto result = gemm::program::run_and_check(stage07::kStage, opts);
+  if (opts.extra.count("--trace") && result.status == "PASSED")
+    trace(opts, opts.extra.at("--trace"), opts.extra.count("--pairs") ? std::stoi(opts.extra.at("--pairs")) : 0);
+  return gemm::program::finish(stage07::kStage, opts, result);
+}
