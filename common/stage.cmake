@@ -169,5 +169,8 @@ function(gemm_finish_stages)
     add_test(NAME sass_report_script COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/test_sass_report.py
       WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
     set_tests_properties(sass_report_script PROPERTIES LABELS "docs;cpu")
+    add_test(NAME timeline_script COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/timeline.py --check
+      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(timeline_script PROPERTIES LABELS "docs;cpu" SKIP_RETURN_CODE 77)
   endif()
 endfunction()
