@@ -83,7 +83,6 @@ Result check_and_time(const Options& o, const Args& host, const Args& args, Devi
   r.ms = median_ms(o.iters, launch);
   r.tflops = flops(o.M, o.N, o.K, o.L) / (r.ms * 1e-3) * 1e-12;
   r.gbps = min_bytes(args) / (r.ms * 1e-3) * 1e-9;
-  r.peak_fraction = r.tflops / gpu_info().fp32_peak_tflops();
   return r;
 }
 
@@ -195,7 +194,19 @@ Result run_and_check(const Stage& stage, const Options& o) {
               cuda_version_string(g.driver_version).c_str());
   try {
     Result r = stage.precision == Precision::kFp32 ? check_and_time_fp32(stage, o) : check_and_time_nvfp4(stage, o);
-    if (stage.uses_tcgen05 && !g.tcgen05_native()) r.note = "tcgen05 EMULATED on this GPU: the time is not performance";
+    // The peak a stage's time is measured against: the tensor cores' dense NVFP4 rate for the tcgen05
+    // stages on an sm_100 GPU, the CUDA cores' FP32 FMA rate for the others; none where tcgen05 is
+    // emulated, because that time is the emulator's.
+    if (stage.uses_tcgen05 && !g.tcgen05_native()) {
+      r.note = "tcgen05 EMULATED on this GPU: the time is not performance";
+      r.peak_name = "EMULATED";
+    } else if (stage.uses_tcgen05) {
+      r.peak_fraction = r.tflops / g.nvfp4_dense_peak_tflops();
+      r.peak_name = "NVFP4 tensor";
+    } else {
+      r.peak_fraction = r.tflops / g.fp32_peak_tflops();
+      r.peak_name = "FP32 CUDA-core";
+    }
     return r;
   } catch (const std::exception& e) {
     Result r;
@@ -214,15 +225,19 @@ int finish(const Stage& stage, const Options& o, const Result& r) {
   } else {
     std::printf("  check against the CPU reference: %s (%lld outputs compared)\n", r.status.c_str(), (long long)r.checked);
     if (!r.why.empty()) std::printf("%s\n", r.why.c_str());
-    std::printf("  %s: median %.3f ms over %d runs = %.2f TFLOP/s, %.0f GB/s, %.1f%% of the FP32 CUDA-core peak\n",
-                shape.c_str(), r.ms, o.iters, r.tflops, r.gbps, 100.0 * r.peak_fraction);
+    if (r.peak_name == "EMULATED")
+      std::printf("  %s: median %.3f ms over %d runs (EMULATED: no performance meaning)\n", shape.c_str(), r.ms, o.iters);
+    else
+      std::printf("  %s: median %.3f ms over %d runs = %.2f TFLOP/s, %.0f GB/s, %.1f%% of the %s peak\n", shape.c_str(),
+                  r.ms, o.iters, r.tflops, r.gbps, 100.0 * r.peak_fraction, r.peak_name.c_str());
     if (!r.note.empty()) std::printf("  NOTE: %s\n", r.note.c_str());
   }
   if (!o.summary.empty()) {
     std::ofstream f(o.summary, std::ios::app);
-    char line[512];
-    std::snprintf(line, sizeof line, "%s\t%s\t%s\t%.4f\t%.3f\t%.4f\t%s\n", stage.id, r.status.c_str(), shape.c_str(),
-                  r.ms, r.tflops, r.peak_fraction, r.status == "SKIPPED" ? r.why.c_str() : r.note.c_str());
+    char line[768];
+    std::snprintf(line, sizeof line, "%s\t%s\t%s\t%.4f\t%.3f\t%.4f\t%s\t%s\n", stage.id, r.status.c_str(),
+                  shape.c_str(), r.ms, r.tflops, r.peak_fraction, r.status == "SKIPPED" ? r.why.c_str() : r.note.c_str(),
+                  r.peak_name.c_str());
     f << line;
   }
   return r.status == "FAILED" ? 1 : 0;

@@ -35,6 +35,7 @@ struct Result {
   std::string status = "SKIPPED";  // PASSED, FAILED or SKIPPED (no GPU)
   std::string why;                  // for SKIPPED/FAILED
   double ms = 0, tflops = 0, gbps = 0, peak_fraction = 0;
+  std::string peak_name;            // what peak_fraction is of; "EMULATED" where the time is not performance
   int64_t checked = 0;
   std::string note;                 // e.g. "tcgen05 emulated: timing is not performance"
 };
