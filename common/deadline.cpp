@@ -6,7 +6,6 @@
 #include "common/device_info.h"
 
 namespace gemm {
-namespace {
 
 // compute-sanitizer announces itself to the programs it runs with NV_SANITIZER_INJECTION_* variables,
 // Nsight Compute (and other tools that inject into the CUDA runtime) with CUDA_INJECTION64_PATH.
@@ -15,6 +14,8 @@ bool under_injected_tool() {
     if (const char* v = std::getenv(name); v && *v) return true;
   return false;
 }
+
+namespace {
 
 unsigned long long compute_timeout_ns() {
   if (const char* env = std::getenv("GEMM_WAIT_TIMEOUT_S"); env && *env) {

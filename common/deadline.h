@@ -20,4 +20,7 @@ inline constexpr unsigned long long kDefaultWaitTimeoutNs = 2'000'000'000ull;
 // The deadline for this process, in nanoseconds (computed once).
 unsigned long long bounded_wait_timeout_ns();
 
+// Whether a tool that slows kernels down (compute-sanitizer, Nsight Compute) runs this process.
+bool under_injected_tool();
+
 }  // namespace gemm

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/deadline.h"
 #include "common/device_buffer.h"
 #include "common/device_info.h"
 #include "common/harness/gemm_tests.h"
@@ -315,7 +316,9 @@ TEST(GpuTcgen05Gemm, Emulated1024CubedIsExactAndTakesSeconds) {
   RecordProperty("ms", std::to_string(ms));
   std::printf("1024^3 NVFP4 GEMM through the tcgen05 wrappers (%s, 32 CTAs of 128 x 256, 16 MMAs each): %.1f ms\n",
               (emulated ? "EMULATED on " + gpu_info().name : std::string("native")).c_str(), double(ms));
-  if (emulated) EXPECT_LT(ms, 10000.0f);
+  // The emulator must stay fast enough to test kernels with: under 5 s for this GEMM (unless a
+  // sanitizer slows every kernel down by orders of magnitude).
+  if (emulated && !under_injected_tool()) EXPECT_LT(ms, 5000.0f);
 }
 
 // ---- tcgen05.cp and tcgen05.ld round trip ------------------------------------------------------------------
