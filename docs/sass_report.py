@@ -155,6 +155,15 @@ class Function:
         self.demangled = None
 
 
+def source_relative(line):
+    """A header line with the source file's path cut to its last two components (the stage folder
+    and the file): where the build tree was says nothing about the code."""
+    key, _, value = line.partition("=")
+    if key.strip() != "identifier" or "/" not in value:
+        return line
+    return "%s= %s" % (key, "/".join(value.strip().split("/")[-2:]))
+
+
 def parse_listing(text):
     """Every function in a `cuobjdump -sass` listing, in order, each with its section's arch and
     header lines (the `Fatbin elf code:` block's key = value lines, `code for`, `.target`)."""
@@ -177,7 +186,7 @@ def parse_listing(text):
             continue
         if in_header:
             if "=" in line and not line.startswith("="):
-                block.append(line)
+                block.append(source_relative(line))
             continue
         if line.startswith(".target") and current is None:
             section.append(" ".join(line.split()))
