@@ -109,9 +109,9 @@ void walkthrough() {
               C::kStagesByTmem, S);
   std::printf("  total:       %d bytes of dynamic shared memory (with barriers and alignment slack)\n",
               stage05::kSmemBytes<BN>);
-  std::printf("  per k-tile (256 values of k), per pair: %d bytes loaded, %d MMAs (%d x 256 x 64), %d tcgen05.cp, "
-              "%.1f MFLOP\n",
-              stage05::kCtaGroup * C::kStageBytes, stage05::kStepsPerTile, BN,
+  std::printf("  per k-tile (256 values of k), per pair: %d bytes loaded, %d MMAs (M x N x K = %d x %d x %d), "
+              "%d tcgen05.cp, %.1f MFLOP\n",
+              stage05::kCtaGroup * C::kStageBytes, stage05::kStepsPerTile, stage05::kPairM, BN, stage05::kMmaK,
               stage05::kStepsPerTile * (1 + C::kSfbAtoms), 2.0 * 256 * BN * 256 / 1e6);
   gemm::program::print_resources("nvfp4_tcgen05_gemm", reinterpret_cast<const void*>(&stage05::nvfp4_tcgen05_gemm<BN>),
                                  stage05::kThreads, stage05::kSmemBytes<BN>);
