@@ -5,6 +5,8 @@ pipe utilisation, memory throughput and warp stall reasons.
     python3 docs/ncu_metrics.py --stages 01_tiled_smem 02_swizzle --out docs/data/bank_conflicts.json
     python3 docs/ncu_metrics.py --stages 03_nvfp4_quant 04_tma_mbarrier --shape 128,7168,16384 \
         --out docs/data/ncu_03_04_m128.json
+    python3 docs/ncu_metrics.py --stages 06_persistent_ws 07_epilogue_tma --shape 512,512,512 \
+        --out docs/data/ncu_06_07_staging.json
 
 Profiles the first GEMM launch of each stage program (its check run) at the given shape (default
 4096^3) and writes, per stage, the metrics named in METRICS: bank conflicts and wavefronts of
@@ -28,7 +30,13 @@ KERNELS = {
     "02_swizzle": ("stage02", "swizzled_gemm"),
     "03_nvfp4_quant": ("stage03", "nvfp4_cuda_core_gemm"),
     "04_tma_mbarrier": ("stage04", "nvfp4_tma_gemm"),
+    # Stages 06 and 07 on Hopper run emulated tcgen05: their timings and pipe figures describe the
+    # emulator, but shared-memory stores are the kernel's own (the emulator keeps its state in global
+    # memory), so 07 - 06 is the epilogue's staging.
+    "06_persistent_ws": ("stage06", "nvfp4_persistent_gemm"),
+    "07_epilogue_tma": ("stage07", "nvfp4_persistent_gemm"),
 }
+TCGEN05_STAGES = {"05_tcgen05_2cta", "06_persistent_ws", "07_epilogue_tma"}
 METRICS = [
     "gpu__time_duration.sum",
     "launch__registers_per_thread",
@@ -99,6 +107,12 @@ def main():
     doc = {"gpu": gpu, "shape": list(shape), "ncu": subprocess.run([ncu, "--version"], capture_output=True,
                                                                     text=True).stdout.strip().splitlines()[-1],
            "stages": {}}
+    # A tcgen05 stage on a GPU before sm_100 runs its tensor-core instructions through the emulator:
+    # docs/plot.py then tabulates only what the kernel itself does (its shared-memory stores).
+    cap = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True,
+                         text=True).stdout.strip().splitlines()
+    if any(s in TCGEN05_STAGES for s in args.stages) and cap and float(cap[0]) < 10:
+        doc["tcgen05"] = "EMULATED"
     for stage in args.stages:
         program, kernel = KERNELS[stage]
         cmd, metrics = profile(ncu, build, program, kernel, shape)

@@ -240,10 +240,12 @@ def plot_overview(plt, runs, out_dir, audit=None):
         ax.legend(fontsize=8)
     title = "Every stage on square problems"
     if skipped:
-        title += f"\n(not shown: {'; '.join(skipped)}: tcgen05 emulated, no performance meaning)"
+        title += f"\nnot shown (tcgen05 emulated, no performance meaning):\n{', '.join(skipped)}"
     ax.set_title(title, fontsize=10)
-    envs = {}
+    envs = {}  # of the runs drawn: an emulated run's GPU did not produce any point of this plot
     for r in runs:
+        if r["emulated"]:
+            continue
         c = r["ctx"]
         key = f"{c['gpu']} | SM clock max {c['sm_clock_max_mhz']} MHz | CUDA {c['runtime_cuda_version']}, driver " \
               f"{c['driver_cuda_version']}"
@@ -365,6 +367,21 @@ def ncu_table(doc):
     def v(metrics, name):
         return metrics.get(name, {}).get("value", float("nan"))
     shape = "x".join(str(v) for v in doc["shape"]) if "shape" in doc else f"{doc['size']}^3"
+    if doc.get("tcgen05", "").startswith("EMULATED"):
+        # Timings, pipes and stalls of an emulated run describe the emulator. The shared-memory stores
+        # are the kernel's own (the emulator keeps its state in global memory).
+        lines = [f"Nsight Compute {doc['ncu'].split()[1] if len(doc['ncu'].split()) > 1 else doc['ncu']} on "
+                 f"{doc['gpu']}, {shape}, first launch, tcgen05 EMULATED: shared-memory stores only "
+                 "(`python3 docs/ncu_metrics.py`):", "",
+                 "| stage | shared stores (warp instructions) | store wavefronts | wavefronts per store | "
+                 "store bank conflicts |", "|---|---|---|---|---|"]
+        for stage, entry in doc["stages"].items():
+            m = entry["metrics"]
+            stores = v(m, "sm__sass_inst_executed_op_shared_st.sum")
+            waves = v(m, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
+            lines.append(f"| {stage} | {stores:,.0f} | {waves:,.0f} | {waves / stores if stores else float('nan'):.2f} | "
+                         f"{v(m, 'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum'):,.0f} |")
+        return "\n".join(lines) + "\n"
     lines = [f"Nsight Compute {doc['ncu'].split()[1] if len(doc['ncu'].split()) > 1 else doc['ncu']} on "
              f"{doc['gpu']}, {shape}, first launch (`python3 docs/ncu_metrics.py`):", "",
              "| stage | registers / thread | shared loads | load wavefronts | load bank conflicts | shared stores | store wavefronts | "
