@@ -172,5 +172,12 @@ function(gemm_finish_stages)
     add_test(NAME timeline_script COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/timeline.py --check
       WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
     set_tests_properties(timeline_script PROPERTIES LABELS "docs;cpu" SKIP_RETURN_CODE 77)
+    add_test(NAME tile_order_script COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/tile_order.py --check
+      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(tile_order_script PROPERTIES LABELS "docs;cpu" SKIP_RETURN_CODE 77)
+    add_test(NAME pipeline_diagram_script
+      COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/pipeline_diagram.py --check
+      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(pipeline_diagram_script PROPERTIES LABELS "docs;cpu")
   endif()
 endfunction()
