@@ -48,8 +48,16 @@ static inline void prepare_bounded_waits() {
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
 
+// Names the calling warp's role ("producer", "mma", "epilogue", ...) for the protocol checker's
+// messages; the whole warp calls it once, where the role's code begins. No code in a release build.
+__device__ __forceinline__ void protocol_role(const char* name) { (void)name; }
+
 // mbarrier.init.shared::cta.b64 [addr], count;   (PTX 9.7.13.15.9)
-__device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t arrival_count) {
+// `name` and `index` identify the barrier in the protocol checker's messages (docs/protocol_checker.md).
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t arrival_count, const char* name = "",
+                                              int index = -1) {
+  (void)name;
+  (void)index;
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(arrival_count) : "memory");
 }
 
