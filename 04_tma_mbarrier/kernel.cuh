@@ -182,8 +182,8 @@ nvfp4_tma_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
     const uint32_t sf_bytes = uint32_t(atoms * gemm::kSfTileBytes);
     // TMA always delivers the whole box (zeros outside the tensor), so the tile bytes are constant.
     gemm::ptx::mbarrier_arrive_expect_tx(&s.full[st], 2 * kPackedTileBytes + 2 * sf_bytes);
-    gemm::ptx::tma_load_3d(s.stage[st].a_packed, &map_a, kt * kPackedRowBytes, m0, batch, &s.full[st]);
-    gemm::ptx::tma_load_3d(s.stage[st].b_packed, &map_b, kt * kPackedRowBytes, n0, batch, &s.full[st]);
+    gemm::ptx::tma_load_3d(s.stage[st].a_packed, &map_a, kt * kPackedRowBytes, m0, batch, &s.full[st], sizeof(s.stage[st].a_packed));
+    gemm::ptx::tma_load_3d(s.stage[st].b_packed, &map_b, kt * kPackedRowBytes, n0, batch, &s.full[st], sizeof(s.stage[st].b_packed));
     const int64_t first_atom = int64_t(kt) * gemm::kSfTileCols;
     gemm::ptx::bulk_copy_g2s(s.stage[st].sfa, SFA + ((m0 / kBM) * int64_t(sf_tiles_per_row_block) + first_atom) * gemm::kSfTileBytes,
                              sf_bytes, &s.full[st]);

@@ -42,7 +42,7 @@ __global__ void tma_copy_one_box(const __grid_constant__ CUtensorMap map, int x,
   __syncthreads();
   if (threadIdx.x == 0) {
     gemm::ptx::mbarrier_arrive_expect_tx(&bar, 128 * 128);
-    gemm::ptx::tma_load_3d(tile, &map, x, y, z, &bar);
+    gemm::ptx::tma_load_3d(tile, &map, x, y, z, &bar, 128 * 128);
   }
   gemm::ptx::mbarrier_wait(&bar, 0, "tma test", 0);
   for (int i = threadIdx.x; i < 128 * 128; i += blockDim.x) out[i] = tile[i];  // shared memory as it is

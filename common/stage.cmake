@@ -25,6 +25,15 @@ function(gemm_cuda_target_defaults target)
   target_include_directories(${target} PRIVATE "${PROJECT_SOURCE_DIR}")
 endfunction()
 
+# The protocol checker (common/protocol/checker.cuh, docs/protocol_checker.md) for a target whose kernels
+# use the tcgen05 wrappers: on in the device passes where tcgen05 is emulated (level 1). The checked
+# build (GEMM_PROTOCOL_CHECKED) puts it in every pass of every target instead (level 2).
+function(gemm_protocol_checked target)
+  if(NOT GEMM_PROTOCOL_CHECKED)
+    target_compile_definitions(${target} PRIVATE GEMM_PROTOCOL_CHECK=1)
+  endif()
+endfunction()
+
 # Registers a GoogleTest binary with ctest, one ctest test per gtest test, labelled `label` and
 # "gpu" (suites whose name contains Gpu) or "cpu". gtest_discover_tests cannot pass a list-valued
 # LABELS through its PROPERTIES, so the labels are set by a small script ctest runs after discovery.
@@ -67,6 +76,9 @@ function(add_gemm_stage folder)
   gemm_cuda_target_defaults(${stage}_kernel)
 
   set(stage_defs GEMM_STAGE_ID="${folder}" GEMM_PREDECESSOR_ID="${predecessor}")
+  # A stage whose kernels use the tcgen05 wrappers runs under the emulator on Hopper, and under the
+  # protocol checker there.
+  file(STRINGS "${src}/kernel.cuh" uses_tcgen05 REGEX "common/ptx/tcgen05.cuh")
 
   add_executable(${stage} "${src}/main.cu")
   target_link_libraries(${stage} PRIVATE gemm_common)
@@ -89,6 +101,12 @@ function(add_gemm_stage folder)
   endif()
   target_compile_definitions(bench_${stage} PRIVATE ${stage_defs})
   gemm_cuda_target_defaults(bench_${stage})
+
+  if(uses_tcgen05)
+    foreach(t ${stage}_kernel ${stage} test_${stage} bench_${stage})
+      gemm_protocol_checked(${t})
+    endforeach()
+  endif()
 
   add_custom_target(run_bench_${stage}
     COMMAND bench_${stage} --benchmark_out=${PROJECT_SOURCE_DIR}/docs/data/${folder}.json

@@ -123,13 +123,23 @@ __device__ inline OpRecord load_op(const OpRecord& src) {
 // ---- Failure messages ---------------------------------------------------------------------------
 
 // Stops the kernel with a message naming the instruction and the rule it broke (printed once per
-// warp: the lowest lane that got here).
+// warp: the lowest lane that got here). Under the protocol checker's report mode it records the
+// message and returns instead; every emulated instruction after that does nothing.
 static __device__ __noinline__ void fail(const char* instruction, const char* what, uint32_t a = 0, uint32_t b = 0) {
+#if GEMM_PROTOCOL_ACTIVE
+  if (protocol::dev::enabled()) {
+    if (threadIdx.x % 32 == uint32_t(__ffs(__activemask()) - 1)) protocol::dev::report_emulator(instruction, what, a, b);
+    return;
+  }
+#endif
   if (threadIdx.x % 32 == uint32_t(__ffs(__activemask()) - 1))
     printf("tcgen05 emulator: %s: %s [%u, %u] (block %d,%d,%d thread %d)\n", instruction, what, a, b, blockIdx.x,
            blockIdx.y, blockIdx.z, threadIdx.x);
   __trap();
 }
+
+// A violation ended the checked work of every kernel (report mode): emulated instructions do nothing.
+__device__ __forceinline__ bool stopped() { return ptx::protocol_aborted(); }
 
 static __device__ const char* op_name(uint32_t kind) { return kind == kOpMma ? "tcgen05.mma" : "tcgen05.cp"; }
 
@@ -142,6 +152,20 @@ struct Site {
 };
 static __device__ __noinline__ void fail_hazard(const char* hazard, const OpRecord& op, uint32_t rank, Site site,
                                                 uint32_t observed, const char* advice) {
+#if GEMM_PROTOCOL_ACTIVE
+  if (protocol::dev::enabled()) {
+    if (threadIdx.x % 32 == uint32_t(__ffs(__activemask()) - 1)) {
+      protocol::dev::Msg m;
+      m.s("tcgen05 emulator: HAZARD: ").s(hazard).s(": ").s(op_name(op.kind)).s(" #").u(op.seq).s(" (k-step ")
+          .u(op.step).s(", TMEM column ").u(op.column).s(") of CTA rank ").u(rank).s("; found at ").s(site.what);
+      if (site.index >= 0) m.s(" '").s(site.name).s("' [").i(site.index).s("]");
+      m.s(" (block ").u(blockIdx.x).s(",").u(blockIdx.y).s(",").u(blockIdx.z).s(" thread ").u(threadIdx.x)
+          .s("); operations observed complete so far: up to #").u(observed).s(". ").s(advice);
+      protocol::dev::report_text(m);
+    }
+    return;
+  }
+#endif
   if (threadIdx.x % 32 == uint32_t(__ffs(__activemask()) - 1)) {  // one message per warp
     if (site.index >= 0)
       printf("tcgen05 emulator: HAZARD: %s: %s #%u (k-step %u, TMEM column %u) of CTA rank %u; found at %s '%s' [%d] "
@@ -185,9 +209,13 @@ __device__ __forceinline__ CtaRecord* record_of_rank(uint32_t rank) {
 __device__ __forceinline__ uint32_t record_index(const CtaRecord* r) { return uint32_t(r - g_state.records); }
 
 // Every tcgen05 instruction needs this CTA's allocation, and must use its cta_group (PTX 9.7.16.10.9.1).
+static __device__ CtaRecord g_stand_in;  // what an instruction works on after a reported failure
 __device__ inline CtaRecord* require_record(const char* instruction, int cta_group) {
   CtaRecord* r = my_record();
-  if (!r) fail(instruction, "issued in a CTA that has not allocated Tensor Memory (tcgen05.alloc first)");
+  if (!r) {
+    fail(instruction, "issued in a CTA that has not allocated Tensor Memory (tcgen05.alloc first)");
+    return &g_stand_in;
+  }
   if (cta_group > 0 && slots().cta_group != uint32_t(cta_group))
     fail(instruction, "mixed cta_group values in one kernel (this, the alloc's)", uint32_t(cta_group), slots().cta_group);
   return r;
@@ -267,6 +295,7 @@ __device__ inline int claim_units_blocking(uint32_t a, uint32_t b, uint32_t ncol
   for (;;) {
     const int u = claim_units(a, b, ncols / kUnitColumns);
     if (u >= 0) return u;
+    if (stopped()) return 0;
     if (deadline_passed(start))
       fail("tcgen05.alloc", "blocked past the deadline: not enough free columns (a missing dealloc?) (nCols, SM)", ncols,
            a);
@@ -317,6 +346,10 @@ __device__ inline Rendezvous* rendezvous_find(uint64_t pair) {
 
 // tcgen05.alloc (called by one lane of the allocating warp).
 __device__ inline void alloc(uint32_t* dst, uint32_t ncols, int cta_group) {
+  if (stopped()) {
+    *dst = 0;
+    return;
+  }
   if (ncols < 32 || ncols > 512 || (ncols & (ncols - 1)))
     fail("tcgen05.alloc", "nCols must be a power of two in [32, 512]", ncols);
   CtaSlots& s = slots();
@@ -336,7 +369,7 @@ __device__ inline void alloc(uint32_t* dst, uint32_t ncols, int cta_group) {
     const unsigned long long start = ptx::global_timer_ns();
     if (rank & 1) {
       Rendezvous& r = rendezvous_claim(pair, sm);
-      while (atomicAdd(&r.state, 0u) != kRendezvousAnswered)
+      while (atomicAdd(&r.state, 0u) != kRendezvousAnswered && !stopped())
         if (deadline_passed(start))
           fail("tcgen05.alloc.cta_group::2", "the even CTA of the pair never took part in the collective alloc (rank)", rank);
       unit = tcgen05::tmem_column(vload(r.address)) / kUnitColumns;
@@ -345,9 +378,11 @@ __device__ inline void alloc(uint32_t* dst, uint32_t ncols, int cta_group) {
       atomicExch(&r.token, 0ull);  // the slot may be claimed again
     } else {
       Rendezvous* r = nullptr;
-      while (!(r = rendezvous_find(pair)))
+      while (!(r = rendezvous_find(pair))) {
+        if (stopped()) return;
         if (deadline_passed(start))
           fail("tcgen05.alloc.cta_group::2", "the odd CTA of the pair never took part in the collective alloc (rank)", rank);
+      }
       const uint32_t peer_sm = vload(r->follower_sm);
       if (peer_sm == sm) fail("tcgen05.alloc.cta_group::2", "both CTAs of the pair run on one SM (SM)", sm);
       unit = uint32_t(claim_units_blocking(sm, peer_sm, ncols));
@@ -502,6 +537,7 @@ __device__ inline void mark_reads(CtaRecord& rec, uint32_t sm, uint32_t column, 
 // Row i (of 32) of the source, 16 bytes, goes to lanes i, 32 + i, 64 + i, 96 + i, columns c..c+3.
 // With cta_group::2 both CTAs of the pair are filled, each from its own shared memory.
 __device__ inline void cp_32x128b_warpx4(uint32_t taddr, uint64_t sdesc, int cta_group, int worker, int workers) {
+  if (stopped()) return;
   const char* kName = "tcgen05.cp";
   CtaRecord& rec = *require_record(kName, cta_group);
   const tcgen05::SmemDescriptor d = checked_descriptor(kName, sdesc, false);
@@ -592,6 +628,7 @@ __device__ __forceinline__ void load_scaled_row(const tcgen05::SmemDescriptor& d
 __device__ inline void mma_mxf4nvf4_block16(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc,
                                             uint32_t sfa_tmem, uint32_t sfb_tmem, bool accumulate, int cta_group,
                                             int worker, int workers) {
+  if (stopped()) return;
   const char* kName = "tcgen05.mma";
   CtaRecord& rec = *require_record(kName, cta_group);
   const tcgen05::InstrDescriptor id = tcgen05::decode_instr_descriptor(idesc);
@@ -731,6 +768,7 @@ __device__ inline void publish(CtaRecord& rec, uint32_t issuer_index, uint32_t s
 // After a thread has returned from a wait on `bar` (ptx::wait_commit): every commit recorded on this
 // barrier of this CTA is observed.
 __device__ inline void observe_commit(uint64_t* bar, const char* name, int index) {
+  if (stopped()) return;
   CtaRecord* rec = my_record();
   if (!rec) return;  // a CTA without Tensor Memory holds nothing the commit could cover
   __threadfence();
@@ -749,6 +787,10 @@ __device__ inline void observe_commit(uint64_t* bar, const char* name, int index
 // lanes. TMEM lane = lane field % 128.
 template <int N>
 __device__ inline void ld_32x32b(uint32_t taddr, uint32_t (&r)[N]) {
+  if (stopped()) {
+    for (int i = 0; i < N; ++i) r[i] = 0;
+    return;
+  }
   const char* kName = "tcgen05.ld";
   CtaRecord& rec = *require_record(kName, 0);
   const uint32_t warp = warp_index(), lane = linear_thread() % 32;
@@ -787,6 +829,7 @@ __device__ inline void ld_32x32b(uint32_t taddr, uint32_t (&r)[N]) {
 // Exactly an allocation made on this SM, with no work pending on its columns; the issuer's last work
 // must have been committed. Verifies this CTA's operands of anything not yet verified (teardown).
 __device__ inline void dealloc(uint32_t taddr, uint32_t ncols, int cta_group) {
+  if (stopped()) return;
   const char* kName = "tcgen05.dealloc";
   CtaRecord& rec = *require_record(kName, cta_group);
   const uint32_t column = tcgen05::tmem_column(taddr), sm = smid(), units = ncols / kUnitColumns;
@@ -839,6 +882,7 @@ __device__ inline void dealloc(uint32_t taddr, uint32_t ncols, int cta_group) {
 // warp's operations so far are covered, then arrives (count 1, release at cluster scope) on each.
 // A commit from a warp that issued nothing covers nothing.
 __device__ inline void commit(uint64_t* bar, uint16_t cta_mask, int cta_group) {
+  if (stopped()) return;
   const char* kName = "tcgen05.commit";
   CtaRecord& rec = *require_record(kName, cta_group);
   const uint32_t seq = vload(rec.issuer_warp) == warp_index() + 1 ? vload(rec.issued) : 0;
@@ -874,6 +918,7 @@ __device__ inline void commit(uint64_t* bar, uint16_t cta_mask, int cta_group) {
 // exists on sm_90: PTX ISA 9.1, 9.7.13.15.12). The issuing thread blocks until its copy has landed.
 __device__ inline void tma_load_3d_cta_group2(void* dst, const CUtensorMap* map, int x, int y, int z, uint64_t* bar,
                                               uint32_t bytes) {
+  if (stopped()) return;
   __shared__ uint64_t private_bar;  // one per CTA: one issuing thread at a time
   ptx::mbarrier_init(&private_bar, 1);
   ptx::fence_mbarrier_init();

@@ -1,5 +1,7 @@
 #include "common/harness/gemm_tests.h"
 
+#include "common/protocol/checker_state.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -42,6 +44,8 @@ std::vector<T> run_poisoned(DeviceBuffer<T>& C, Launch&& launch) {
   C.fill_bytes(kPoisonByte);
   launch();
   CUDA_CHECK(cudaDeviceSynchronize());
+  // The protocol checker, where it runs, traps on a violation; in its report mode it records one.
+  EXPECT_EQ(protocol::take_violation(), "");
   return C.download();
 }
 

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "common/protocol/checker.cuh"
+
 namespace gemm::ptx {
 
 __device__ __forceinline__ uint32_t cluster_ctarank() {
@@ -30,8 +32,16 @@ __device__ __forceinline__ uint32_t ld_cluster_u32(uint32_t cluster_addr) {
 }
 
 // barrier.cluster.arrive.release + wait.acquire: every thread of every CTA of the cluster.
+// The protocol checker sees it as every thread of the cluster publishing and learning (and as the proof,
+// which a cta_group::2 alloc needs, that the peer CTA is running).
 __device__ __forceinline__ void cluster_sync() {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_cluster_sync_arrive();
+#endif
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_cluster_sync_depart();
+#endif
 }
 
 // fence.acq_rel.cluster: orders this thread's memory accesses at cluster scope.

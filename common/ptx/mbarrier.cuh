@@ -24,6 +24,7 @@
 
 #include "common/cuda_check.h"
 #include "common/deadline.h"
+#include "common/protocol/checker.cuh"
 
 #ifndef GEMM_BOUNDED_WAITS
 #define GEMM_BOUNDED_WAITS 0
@@ -43,21 +44,79 @@ static inline void prepare_bounded_waits() {
   if (bound) return;
   const unsigned long long t = bounded_wait_timeout_ns();
   CUDA_CHECK(cudaMemcpyToSymbol(g_wait_timeout_ns, &t, sizeof t));
+  protocol::bind();  // the protocol checker, where this source file is compiled with it
   bound = true;
 }
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
 
-// Names the calling warp's role ("producer", "mma", "epilogue", ...) for the protocol checker's
-// messages; the whole warp calls it once, where the role's code begins. No code in a release build.
-__device__ __forceinline__ void protocol_role(const char* name) { (void)name; }
+// ---- The protocol checker's view of a kernel (common/protocol/checker.cuh) --------------------------
+// Each of these is free where the checker is off (release builds of native code).
+
+// Names the calling warp's role ("producer", "mma", "epilogue", ...) in the checker's messages; call it
+// where the role's code begins.
+__device__ __forceinline__ void protocol_role(const char* name) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_role(name);
+#else
+  (void)name;
+#endif
+}
+
+// A kernel that holds one of these (first statement: `ptx::ProtocolScope protocol_scope;`) tells the
+// checker when each thread leaves: the CTA's last thread checks what it leaves behind (Tensor Memory
+// still allocated, asynchronous arrives still in flight), and exited threads count for deadlock
+// detection.
+struct ProtocolScope {
+  __device__ ProtocolScope() {}  // user-provided: a scope object is never "unused"
+#if GEMM_PROTOCOL_ACTIVE
+  __device__ ~ProtocolScope() { protocol::dev::on_thread_exit(); }
+#endif
+};
+
+// Generic-proxy shared-memory accesses the checker cannot see (plain stores and loads): a warp declares
+// the bytes it wrote or read, after doing so.
+__device__ __forceinline__ void protocol_generic_write(const void* p, uint32_t bytes) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_generic(smem_addr(p), bytes, true);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+__device__ __forceinline__ void protocol_generic_read(const void* p, uint32_t bytes) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_generic(smem_addr(p), bytes, false);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+__device__ __forceinline__ bool protocol_aborted() {
+#if GEMM_PROTOCOL_ACTIVE
+  return protocol::dev::aborted();
+#else
+  return false;
+#endif
+}
+
+__device__ __forceinline__ uint32_t own_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
 
 // mbarrier.init.shared::cta.b64 [addr], count;   (PTX 9.7.13.15.9)
 // `name` and `index` identify the barrier in the protocol checker's messages (docs/protocol_checker.md).
 __device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t arrival_count, const char* name = "",
                                               int index = -1) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_init(smem_addr(bar), arrival_count, name, index);
+#else
   (void)name;
   (void)index;
+#endif
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(arrival_count) : "memory");
 }
 
@@ -70,12 +129,20 @@ __device__ __forceinline__ void fence_mbarrier_init() {
 
 // mbarrier.arrive.shared::cta.b64 _, [addr];   one arrival (release semantics, CTA scope).
 __device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_arrive(smem_addr(bar), own_rank(), 0);
+  if (protocol_aborted()) return;
+#endif
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
 
 // mbarrier.arrive.expect_tx.shared::cta.b64 _, [addr], tx;   expect `tx` more transaction bytes
 // in the current phase, then arrive once (PTX 9.7.13.15.13). The producer arms a stage with it.
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t tx_bytes) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_arrive(smem_addr(bar), own_rank(), tx_bytes);
+  if (protocol_aborted()) return;
+#endif
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(tx_bytes)
                : "memory");
 }
@@ -105,20 +172,27 @@ __device__ __forceinline__ unsigned long long global_timer_ns() {
 // Wait with a deadline: after `timeout_ns` print what was waited for, and trap.
 static __device__ __noinline__ void mbarrier_wait_bounded(uint64_t* bar, uint32_t parity, unsigned long long timeout_ns,
                                                    const char* name, int index) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_wait_begin(smem_addr(bar), parity);
+#endif
   const unsigned long long start = global_timer_ns();
   while (!mbarrier_try_wait_parity(bar, parity)) {
+    if (protocol_aborted()) return;  // report mode: a violation ended the kernel's checked work
     if (global_timer_ns() - start > timeout_ns) {
       printf("mbarrier wait timed out: barrier '%s' [%d], waiting for parity %u, block (%d, %d, %d), thread %d\n", name,
              index, parity, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x);
       __trap();
     }
   }
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_wait_end(smem_addr(bar), parity);
+#endif
 }
 
 // Wait until the phase with parity `parity` of `bar` has completed. `name` and `index` identify the
 // barrier in the debug-build timeout message.
 __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity, const char* name, int index) {
-#if GEMM_BOUNDED_WAITS
+#if GEMM_BOUNDED_WAITS || GEMM_PROTOCOL_ACTIVE
   mbarrier_wait_bounded(bar, parity, wait_timeout_ns(), name, index);
 #else
   (void)name;
@@ -131,6 +205,10 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity, co
 // mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr in CTA `rank`];   one arrival on the
 // barrier at the same shared-memory offset in another CTA of the cluster (PTX 9.7.13.15.13; sm_90).
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t rank) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_arrive(smem_addr(bar), rank, 0);
+  if (protocol_aborted()) return;
+#endif
   uint32_t remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(bar)), "r"(rank));
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
@@ -140,6 +218,31 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t 
 // writes before later async-proxy accesses (TMA stores, tensor-core reads) of the same memory.
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_fence_proxy_async();
+#endif
+}
+
+// mbarrier.inval.shared::cta.b64 [addr];   (PTX 9.7.13.15.10) the barrier's memory may be reused, or the
+// barrier initialised again.
+__device__ __forceinline__ void mbarrier_inval(uint64_t* bar) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_inval(smem_addr(bar));
+#endif
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+
+// bar.sync 0 (__syncthreads) as the checker sees it: every thread of the CTA publishes what it knows
+// and learns what the others knew. Use it where a CTA barrier hands shared memory or Tensor Memory
+// from one warp to another (a plain __syncthreads is invisible to the checker).
+__device__ __forceinline__ void cta_sync() {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_cta_sync_arrive();
+#endif
+  __syncthreads();
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_cta_sync_depart();
+#endif
 }
 
 }  // namespace gemm::ptx

@@ -41,12 +41,7 @@
 #include "common/ptx/mbarrier.cuh"
 #include "common/tcgen05_desc.h"
 
-// Compiled for a GPU with tcgen05 (arch-specific Blackwell targets).
-#if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM101_ALL) || defined(__CUDA_ARCH_FEAT_SM103_ALL)
-#define GEMM_HAS_TCGEN05 1
-#else
-#define GEMM_HAS_TCGEN05 0
-#endif
+#include "common/ptx/arch.cuh"  // GEMM_HAS_TCGEN05, GEMM_PROTOCOL_ACTIVE
 
 namespace gemm::tcgen05 {
 
@@ -54,7 +49,7 @@ namespace gemm::tcgen05 {
 static inline void prepare_launch() {
   static bool bound = false;  // per source file: each has its own copy of the device-side state
   if (bound) return;
-  ptx::prepare_bounded_waits();
+  ptx::prepare_bounded_waits();  // also binds the protocol checker
   if (const emu::State* s = emu::emulator_state()) CUDA_CHECK(cudaMemcpyToSymbol(emu::g_state, s, sizeof(*s)));
   bound = true;
 }
@@ -95,12 +90,19 @@ __device__ __forceinline__ void tcgen05_alloc(uint32_t* dst, uint32_t ncols) {
   if (threadIdx.x % 32 == 0) emu::alloc(dst, ncols, kCtaGroup);
   __syncwarp();
 #endif
+#if GEMM_PROTOCOL_ACTIVE
+  __syncwarp();
+  protocol::dev::on_alloc(*reinterpret_cast<volatile uint32_t*>(dst), ncols, kCtaGroup);
+#endif
 }
 
 // tcgen05.dealloc.cta_group::N.sync.aligned.b32 taddr, ncols;   exactly what alloc returned.
 template <int kCtaGroup>
 __device__ __forceinline__ void tcgen05_dealloc(uint32_t taddr, uint32_t ncols) {
   static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_dealloc(taddr, ncols);
+#endif
 #if GEMM_HAS_TCGEN05
   if constexpr (kCtaGroup == 1)
     asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" ::"r"(taddr), "r"(ncols) : "memory");
@@ -117,6 +119,9 @@ __device__ __forceinline__ void tcgen05_dealloc(uint32_t taddr, uint32_t ncols) 
 template <int kCtaGroup>
 __device__ __forceinline__ void tcgen05_relinquish_alloc_permit() {
   static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_relinquish();
+#endif
 #if GEMM_HAS_TCGEN05
   if constexpr (kCtaGroup == 1)
     asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
@@ -140,6 +145,9 @@ template <int kCtaGroup>
 __device__ __forceinline__ void tcgen05_mma_nvfp4(uint32_t d, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
                                                   uint32_t sfa, uint32_t sfb, bool accumulate) {
   static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_mma(d, a_desc, b_desc, idesc, sfa, sfb, kCtaGroup);
+#endif
 #if GEMM_HAS_TCGEN05
   if constexpr (kCtaGroup == 1)
     asm volatile(
@@ -165,6 +173,10 @@ __device__ __forceinline__ void tcgen05_mma_nvfp4_warp(uint32_t d, uint64_t a_de
 #if GEMM_HAS_TCGEN05
   if (elect_one_sync()) tcgen05_mma_nvfp4<kCtaGroup>(d, a_desc, b_desc, idesc, sfa, sfb, accumulate);
 #else
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_mma(d, a_desc, b_desc, idesc, sfa, sfb, kCtaGroup);  // one lane records it
+  __syncwarp();
+#endif
   emu::mma_mxf4nvf4_block16(d, a_desc, b_desc, idesc, sfa, sfb, accumulate, kCtaGroup, int(threadIdx.x % 32), 32);
 #endif
   __syncwarp();
@@ -180,6 +192,9 @@ __device__ __forceinline__ void tcgen05_mma_nvfp4_warp(uint32_t d, uint64_t a_de
 template <int kCtaGroup>
 __device__ __forceinline__ void tcgen05_cp_32x128b_warpx4(uint32_t taddr, uint64_t s_desc) {
   static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_cp(taddr, s_desc, kCtaGroup);
+#endif
 #if GEMM_HAS_TCGEN05
   if constexpr (kCtaGroup == 1)
     asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" ::"r"(taddr), "l"(s_desc) : "memory");
@@ -195,6 +210,10 @@ __device__ __forceinline__ void tcgen05_cp_32x128b_warpx4_warp(uint32_t taddr, u
 #if GEMM_HAS_TCGEN05
   if (elect_one_sync()) tcgen05_cp_32x128b_warpx4<kCtaGroup>(taddr, s_desc);
 #else
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_cp(taddr, s_desc, kCtaGroup);  // one lane records it
+  __syncwarp();
+#endif
   emu::cp_32x128b_warpx4(taddr, s_desc, kCtaGroup, int(threadIdx.x % 32), 32);
 #endif
   __syncwarp();
@@ -210,6 +229,10 @@ __device__ __forceinline__ void tcgen05_cp_32x128b_warpx4_warp(uint32_t taddr, u
 template <int N>
 __device__ __forceinline__ void tcgen05_ld_32x32b(uint32_t taddr, uint32_t (&r)[N]) {
   static_assert(N == 4 || N == 8 || N == 16 || N == 32, "the .num variants this project uses");
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_tc_ld(taddr, uint32_t(N));
+  __syncwarp();
+#endif
 #if GEMM_HAS_TCGEN05
   if constexpr (N == 4) {
     asm volatile("tcgen05.ld.sync.aligned.32x32b.x4.b32 {%0, %1, %2, %3}, [%4];"
@@ -241,6 +264,9 @@ __device__ __forceinline__ void tcgen05_wait_ld() {
 #if GEMM_HAS_TCGEN05
   asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
 #endif
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_tc_wait_ld();
+#endif
 }
 
 // ---- Ordering (PTX 9.7.16.11.1, 9.7.16.6.4) ------------------------------------------------------------------
@@ -248,6 +274,9 @@ __device__ __forceinline__ void tcgen05_wait_ld() {
 // tcgen05.fence::before_thread_sync;   prior async tcgen05 work of this thread is ordered before
 // the next synchronisation (mbarrier arrive, bar.sync). Use it before signalling another thread.
 __device__ __forceinline__ void tcgen05_fence_before_thread_sync() {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_tc_fence_before();
+#endif
 #if GEMM_HAS_TCGEN05
   asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
 #else
@@ -263,6 +292,9 @@ __device__ __forceinline__ void tcgen05_fence_after_thread_sync() {
 #else
   fence_acq_rel_cluster();
 #endif
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_tc_fence_after();
+#endif
 }
 
 // ---- Completion (PTX 9.7.16.12.1) ------------------------------------------------------------------------------
@@ -272,6 +304,9 @@ __device__ __forceinline__ void tcgen05_fence_after_thread_sync() {
 template <int kCtaGroup>
 __device__ __forceinline__ void tcgen05_commit(uint64_t* bar) {
   static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_commit(smem_addr(bar), 1u << own_rank());
+#endif
 #if GEMM_HAS_TCGEN05
   if constexpr (kCtaGroup == 1)
     asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
@@ -287,6 +322,9 @@ __device__ __forceinline__ void tcgen05_commit(uint64_t* bar) {
 template <int kCtaGroup>
 __device__ __forceinline__ void tcgen05_commit_multicast(uint64_t* bar, uint16_t cta_mask) {
   static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_commit(smem_addr(bar), cta_mask);
+#endif
 #if GEMM_HAS_TCGEN05
   if constexpr (kCtaGroup == 1)
     asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;"
@@ -341,6 +379,10 @@ __device__ __forceinline__ void wait_commit(uint64_t* bar, uint32_t parity, cons
 // (which reports the bytes itself) does. One issuing thread per CTA at a time.
 __device__ __forceinline__ void tma_load_3d_cta_group2(void* dst, const CUtensorMap* map, int x, int y, int z,
                                                        uint64_t* bar, uint32_t bytes) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_tma_load(smem_addr(dst), bytes, smem_addr(bar), cluster_ctarank() & ~1u);
+  if (protocol_aborted()) return;
+#endif
 #if GEMM_HAS_TCGEN05
   (void)bytes;
   const uint32_t leader_bar = map_to_rank(smem_addr(bar), cluster_ctarank() & ~1u);

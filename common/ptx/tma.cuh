@@ -19,8 +19,17 @@ namespace gemm::ptx {
 // Elements outside the tensor are filled with zeros and still count towards the transaction bytes:
 // the barrier always receives the full box size. `dst` must be 128-byte aligned (1024 for the
 // 128-byte swizzle, whose pattern repeats every 1024 bytes). The shared::cluster destination form
-// also addresses the CTA's own shared memory, and exists on Hopper.
-__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int x, int y, int z, uint64_t* bar) {
+// also addresses the CTA's own shared memory, and exists on Hopper. `bytes` is the box size: the
+// hardware takes it from the map; the protocol checker (which cannot read the opaque map) needs it to
+// know the range written and the barrier's transaction count.
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int x, int y, int z, uint64_t* bar,
+                                            uint32_t bytes) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_tma_load(smem_addr(dst), bytes, smem_addr(bar), own_rank());
+  if (protocol_aborted()) return;  // report mode: no copy may land after the kernel's checked work ended
+#else
+  (void)bytes;
+#endif
   asm volatile(
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
       ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_addr(bar))
@@ -31,6 +40,10 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, i
 // A plain contiguous copy of `bytes` (a multiple of 16; src and dst 16-byte aligned). The scale
 // atoms travel this way: their 512-byte images need no tensor map.
 __device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_tma_load(smem_addr(dst), bytes, smem_addr(bar), own_rank());
+  if (protocol_aborted()) return;
+#endif
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar))
                : "memory");
@@ -47,27 +60,46 @@ __device__ __forceinline__ void prefetch_tensormap(const CUtensorMap* map) {
 // Writes the box at (x, y, z) from shared memory laid out (and swizzled) as the map says; elements
 // outside the tensor are not written. Completion is tracked per issuing thread with bulk groups:
 // the same thread commits and waits. The source must have been written before a
-// fence.proxy.async.shared::cta (generic-proxy writes, read by the async proxy).
-__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, int x, int y, int z, const void* src) {
+// fence.proxy.async.shared::cta (generic-proxy writes, read by the async proxy). `bytes`: the box
+// size, for the protocol checker (as in tma_load_3d).
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, int x, int y, int z, const void* src,
+                                             uint32_t bytes) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_tma_store(smem_addr(src), bytes);
+  if (protocol_aborted()) return;
+#else
+  (void)bytes;
+#endif
   asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];"
                ::"l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(smem_addr(src))
                : "memory");
 }
 
 // cp.async.bulk.commit_group;   the thread's bulk copies issued since the last commit form a group.
-__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void bulk_commit_group() {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_bulk_commit();
+#endif
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
 
 // cp.async.bulk.wait_group.read N;   at most N of the thread's groups may still be reading their
 // shared-memory source (the source may then be overwritten; the global writes may still be under way).
 template <int N>
 __device__ __forceinline__ void bulk_wait_group_read() {
   asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_bulk_wait(N);
+#endif
 }
 
 // cp.async.bulk.wait_group N;   at most N of the thread's groups are still incomplete (written).
 template <int N>
 __device__ __forceinline__ void bulk_wait_group() {
   asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_bulk_wait(N);
+#endif
 }
 
 }  // namespace gemm::ptx

@@ -89,8 +89,8 @@ __global__ void __launch_bounds__(128) mma_tile_kernel(const __grid_constant__ C
     const uint32_t bytes = uint32_t(atoms * 128 * 128 + atoms * b_rows * 128 + k_steps * 512 + k_steps * sfb_atoms * 512);
     mbarrier_arrive_expect_tx(&full, bytes);
     for (int a = 0; a < atoms; ++a) {
-      tma_load_3d(a_tiles + a * 128 * 128, &map_a, a * 128, m0, 0, &full);
-      tma_load_3d(b_tiles + a * b_rows * 128, &map_b, a * 128, n0 + rank * b_rows, 0, &full);
+      tma_load_3d(a_tiles + a * 128 * 128, &map_a, a * 128, m0, 0, &full, 128 * 128);
+      tma_load_3d(b_tiles + a * b_rows * 128, &map_b, a * 128, n0 + rank * b_rows, 0, &full, uint32_t(b_rows * 128));
     }
     for (int j = 0; j < k_steps; ++j) {
       bulk_copy_g2s(sfa + j * 512, p.sfa + (int64_t(m0 / 128) * p.sfa_tiles_per_row_block + j) * 512, 512, &full);

@@ -1,20 +1,24 @@
 // The barrier protocol of a pipelined tcgen05 GEMM, broken on purpose. Each broken kernel below is
-// wrong on a B200 in a way no single run there is guaranteed to show; under the emulator each must
-// trap with its own message, and its fixed twin (the same kernel with the protocol right) must match
-// the CPU reference bit for bit. On a B200 the twins run natively; the broken kernels are skipped
-// (their behaviour is undefined there).
+// wrong on a B200 in a way no single run there is guaranteed to show; under the emulator the
+// protocol checker (common/protocol/checker.cuh) must catch each one from the order of operations,
+// every time and with its own message, and its fixed twin must match the CPU reference bit for bit.
+// On a B200 the twins run natively; the broken kernels are skipped (their behaviour is undefined
+// there).
 //
-// The kernel: one CTA (cta_group::1, M = 128) or a CTA pair (cta_group::2, M = 256) computes a
-// M x 128 tile of D = A B^T over K = k_tiles x 256, through a 2-stage ring:
-//   warp 0, lane 0   producer: wait empty[s], arm full[s], TMA A, B, SFA, SFB (16-byte-line maps)
-//   warp 1 (leader)  MMA: wait full[s], 4 x (cp SFA, cp SFB, mma), commit -> empty[s] of the pair;
-//                    after the last k-tile, commit -> acc_full of the pair
-//   warp 2           Tensor Memory allocation and deallocation
-//   all 4 warps      epilogue: wait acc_full, tcgen05.ld their 32 lanes, store FP32
+// The kernel: one CTA (cta_group::1, M = 128) or a CTA pair (cta_group::2, M = 256) computes `tiles`
+// M x 128 tiles of D = A B^T over K = k_tiles x 256 into one accumulator, through a 2-slot ring:
+//   warp 0, lane 0   producer: wait empty[s], arm full[s], TMA A, B, SFA, SFB (16-byte-line maps);
+//                    at the end, wait for the last commits on its empty slots (the tail)
+//   warp 1 (leader)  MMA: wait acc_empty, then per k-tile wait full[s], 4 x (cp SFA, cp SFB, mma),
+//                    commit -> empty[s] of the pair; after a tile's last k-tile, commit -> acc_full
+//   warps 2-5        epilogue: wait acc_full, tcgen05.ld their quadrant, store FP32, release
+//                    acc_empty; warp 2 also allocates and deallocates Tensor Memory
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -28,6 +32,7 @@
 #include "common/ptx/cluster.cuh"
 #include "common/ptx/tcgen05.cuh"
 #include "common/ptx/tma.cuh"
+#include "common/protocol/checker_state.h"
 #include "common/reference.h"
 #include "common/sf_layout.h"
 #include "common/swizzle.h"
@@ -41,8 +46,8 @@ using namespace gemm::ptx;
 // What is broken. kNone is every twin.
 enum class Bug : int {
   kNone,
-  kMmaIgnoresFull,        // 1. the MMA warp does not wait on full[s] before k-tile 0, whose copy is late
-  kPlainArriveOnEmpty,    // 2. the MMA warp releases a stage with a plain arrive, not a commit
+  kMmaIgnoresFull,        // 1. the MMA warp does not wait on full[s] before k-tile 0 (its copies are issued)
+  kPlainArriveOnEmpty,    // 2. the MMA warp releases a slot with a plain arrive, not a commit
   kEpilogueNoWait,        // 3a. the epilogue reads the accumulator without waiting for the final commit
   kEpilogueEarlyBarrier,  // 3b. ... after waiting on a barrier committed after k-tile 0, not the final one
   kSingleSfColumns,       // 4. one set of scale columns for every k-step (strict mode)
@@ -53,24 +58,38 @@ enum class Bug : int {
   kOddCtaLaneOffset,      // not a bug: the odd CTA of a pair reads its lanes as 128 + 32 w
   kEvenCtaLaneOffset,     // the even CTA uses 128 + 32 w: not an address the hardware is known to take
   kLateOddAlloc,          // not a bug: the odd CTA allocates 50 ms after the even one
+  kNoFenceAfterWait,      // the MMA warp waits on full[s] but issues without tcgen05.fence::after_thread_sync
+  kEarlyAccRelease,       // 2 tiles: the epilogue releases the accumulator before tcgen05.wait::ld
+  kReadUnwritten,         // the epilogue reads columns no mma wrote
+  kWrongParityProducer,   // the producer's first wait on an empty slot uses parity 0: a deadlock
+  kNoProducerTail,        // the producer exits without waiting for the last commits on its empty slots
+  kPairAllocNoClusterSync,  // cta_group::2: the collective alloc before any cluster barrier
+  kPeerDeallocEarly,      // cta_group::2: the odd CTA deallocates while the pair's MMAs may still run
+  kNoDealloc,             // the kernel ends with Tensor Memory allocated
+  kAllocAfterRelinquish,  // relinquish_alloc_permit, then alloc
+  kGenericScales,         // not a bug: SFA stored by the producer with st.shared, fenced, then armed
+  kGenericScalesNoFence,  // ... without fence.proxy.async
 };
 
-constexpr int kStages = 2;
+constexpr int kSlots = 2;                // ring positions of the pipeline
+constexpr int kThreads = 192;            // warp 0 producer, warp 1 MMA, warps 2-5 epilogue (quadrants 2, 3, 0, 1)
 constexpr int kBN = 128;                 // N of the pair's tile
-constexpr int kTileK = 256;              // values of k per stage: one 128-byte swizzle row
+constexpr int kTileK = 256;              // values of k per slot: one 128-byte swizzle row
 constexpr int kStepsPerTile = kTileK / 64;
 constexpr uint32_t kSfColumn = 256;      // D in columns [0, 128); scales from here
-constexpr uint32_t kSfColumnsPerStage = 32;
-constexpr unsigned long long kLateCopyNs = 100'000'000ull;  // bug 1: the first copy starts 100 ms late
+constexpr uint32_t kSfColumnsPerSlot = 32;
 
 struct Params {
   int K;
-  float* out;  // (128 * cta_group) x kBN
+  int tiles;     // output tiles computed one after the other into the same accumulator
+  float* out;    // tiles x (128 * cta_group) x kBN
+  const uint8_t* sfa_global;  // kGenericScales*: SFA as the producer copies it with plain loads
+  int sfa_batch_lines;
   Bug bug;
 };
 
 template <int kCtaGroup>
-struct Stage {
+struct Slot {
   alignas(1024) uint8_t a[128 * 128];
   alignas(1024) uint8_t b[kBN / kCtaGroup * 128];
   alignas(128) uint8_t sfa[kStepsPerTile * 512];
@@ -79,12 +98,13 @@ struct Stage {
 
 template <int kCtaGroup>
 struct Smem {
-  Stage<kCtaGroup> stage[kStages];
-  uint64_t full[kStages], empty[kStages], acc_full;
+  Slot<kCtaGroup> slot[kSlots];
+  uint64_t full[kSlots], empty[kSlots], acc_full, acc_empty;
   uint64_t first_tile_done;      // bug 3b: a commit after k-tile 0 arrives here
   volatile uint32_t odd_cta_read;  // bug 5: the odd CTA has read its accumulator
   uint32_t tmem;
   volatile uint32_t all_issued;  // set by the MMA warp: only the broken epilogues spin on it
+  volatile uint32_t first_copy_issued;  // bug 1: the producer has issued k-tile 0's copies
 };
 
 __device__ void spin_ns(unsigned long long ns) {
@@ -103,10 +123,11 @@ __device__ void wait_flag(const volatile uint32_t* flag, uint32_t rank) {
 }
 
 template <int kCtaGroup>
-__global__ void __launch_bounds__(128) pipeline_kernel(const __grid_constant__ CUtensorMap map_a,
+__global__ void __launch_bounds__(kThreads) pipeline_kernel(const __grid_constant__ CUtensorMap map_a,
                                                        const __grid_constant__ CUtensorMap map_b,
                                                        const __grid_constant__ CUtensorMap map_sfa,
                                                        const __grid_constant__ CUtensorMap map_sfb, Params p) {
+  ProtocolScope protocol_scope;  // the checker sees each thread leave
   extern __shared__ unsigned char raw[];
   Smem<kCtaGroup>& s = *reinterpret_cast<Smem<kCtaGroup>*>(align_to_swizzle_atom(raw));
   const uint32_t rank = kCtaGroup == 2 ? cluster_ctarank() : 0;
@@ -115,94 +136,124 @@ __global__ void __launch_bounds__(128) pipeline_kernel(const __grid_constant__ C
   const uint16_t pair_mask = kCtaGroup == 2 ? 0x3 : 0x1;
   const int k_tiles = p.K / kTileK;
   const int b_rows = kBN / kCtaGroup;
-  const uint32_t stage_bytes = uint32_t(128 * 128 + b_rows * 128 + 2 * kStepsPerTile * 512);
+  const bool generic_sfa = p.bug == Bug::kGenericScales || p.bug == Bug::kGenericScalesNoFence;
+  const uint32_t slot_bytes = uint32_t(128 * 128 + b_rows * 128 + 2 * kStepsPerTile * 512);
+  const uint32_t armed_bytes = slot_bytes - (generic_sfa ? kStepsPerTile * 512 : 0);
   const int sf_lines_per_row_block = int(sf_padded_cols(p.K) / kSfTileCols) * 32;
 
-  // Stage buffers hold a pattern no operand has, so an MMA that reads them before TMA lands cannot
-  // read the right bytes by accident (left over from an earlier kernel on this SM).
-  for (int i = int(threadIdx.x); i < int(sizeof(s.stage)) / 4; i += blockDim.x)
-    reinterpret_cast<uint32_t*>(s.stage)[i] = 0xA5A5A5A5u ^ uint32_t(i);
+  // Slots hold a pattern no operand has, so an MMA that reads them before TMA lands cannot read the
+  // right bytes by accident (left over from an earlier kernel on this SM).
+  for (int i = int(threadIdx.x); i < int(sizeof(s.slot)) / 4; i += blockDim.x)
+    reinterpret_cast<uint32_t*>(s.slot)[i] = 0xA5A5A5A5u ^ uint32_t(i);
   fence_proxy_async_shared();  // those generic writes come before the async-proxy ones (TMA, tcgen05)
   if (threadIdx.x == 0) {
-    for (int i = 0; i < kStages; ++i) {
-      mbarrier_init(&s.full[i], 1);
-      mbarrier_init(&s.empty[i], 1);
+    for (int i = 0; i < kSlots; ++i) {
+      mbarrier_init(&s.full[i], 1, "full", i);
+      mbarrier_init(&s.empty[i], 1, "empty", i);
     }
-    mbarrier_init(&s.acc_full, 1);
-    mbarrier_init(&s.first_tile_done, 1);
+    mbarrier_init(&s.acc_full, 1, "acc_full", 0);
+    mbarrier_init(&s.acc_empty, 4 * kCtaGroup, "acc_empty", 0);
+    mbarrier_init(&s.first_tile_done, 1, "first_tile_done", 0);
     s.all_issued = 0;
+    s.first_copy_issued = 0;
     s.odd_cta_read = 0;
     fence_mbarrier_init();
   }
-  __syncthreads();
-  if constexpr (kCtaGroup == 2) cluster_sync();
+  protocol_role(warp == 0 ? "producer" : warp == 1 ? "mma" : "epilogue");
+  const bool epilogue = warp >= 2;
+  cta_sync();
+  if constexpr (kCtaGroup == 2)
+    if (p.bug != Bug::kPairAllocNoClusterSync) cluster_sync();
   if (warp == 2) {
     if (p.bug == Bug::kLateOddAlloc && rank == 1 && lane == 0) spin_ns(50'000'000ull);
     __syncwarp();
+    if (p.bug == Bug::kAllocAfterRelinquish) tcgen05_relinquish_alloc_permit<kCtaGroup>();
     tcgen05_alloc<kCtaGroup>(&s.tmem, 512);
   }
   tcgen05_fence_before_thread_sync();
-  __syncthreads();
+  cta_sync();
   if constexpr (kCtaGroup == 2) cluster_sync();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem = s.tmem;
+  const int total_k_tiles = p.tiles * k_tiles;
 
   if (warp == 0 && lane == 0) {  // producer
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      const int st = kt % kStages;
-      wait_commit(&s.empty[st], ((kt / kStages) & 1) ^ 1, "empty", st);
-      if (leader) mbarrier_arrive_expect_tx(&s.full[st], kCtaGroup * stage_bytes);
-      if (p.bug == Bug::kMmaIgnoresFull && kt == 0) spin_ns(kLateCopyNs);
-      Stage<kCtaGroup>& b = s.stage[st];
+    for (int it = 0; it < total_k_tiles; ++it) {
+      const int st = it % kSlots, kt = it % k_tiles;
+      const uint32_t first_parity = p.bug == Bug::kWrongParityProducer ? 0u : 1u;
+      wait_commit(&s.empty[st], ((it / kSlots) & 1) ^ first_parity, "empty", st);
+      Slot<kCtaGroup>& b = s.slot[st];
       const int sfa_line = int(rank) * sf_lines_per_row_block + kt * kStepsPerTile * 32;
       const int sfb_line = kt * kStepsPerTile * 32;
+      if (generic_sfa) {  // the scales of A through the generic proxy (st.shared), then declared
+        const uint4* from = reinterpret_cast<const uint4*>(p.sfa_global + size_t(sfa_line) * 16);
+        for (int i = 0; i < kStepsPerTile * 32; ++i) reinterpret_cast<uint4*>(b.sfa)[i] = from[i];
+        protocol_generic_write(b.sfa, kStepsPerTile * 512);
+        if (p.bug != Bug::kGenericScalesNoFence) fence_proxy_async_shared();
+      }
+      if (leader) mbarrier_arrive_expect_tx(&s.full[st], kCtaGroup * armed_bytes);
       if constexpr (kCtaGroup == 1) {
-        tma_load_3d(b.a, &map_a, kt * 128, 0, 0, &s.full[st]);
-        tma_load_3d(b.b, &map_b, kt * 128, 0, 0, &s.full[st]);
-        tma_load_3d(b.sfa, &map_sfa, 0, sfa_line, 0, &s.full[st]);
-        tma_load_3d(b.sfb, &map_sfb, 0, sfb_line, 0, &s.full[st]);
-        // Bug 1: the producer makes sure the late data has landed before it next looks at a commit.
-        if (p.bug == Bug::kMmaIgnoresFull && kt == 0) mbarrier_wait_bounded(&s.full[0], 0, wait_timeout_ns(), "full", 0);
+        tma_load_3d(b.a, &map_a, kt * 128, 0, 0, &s.full[st], 128 * 128);
+        tma_load_3d(b.b, &map_b, kt * 128, 0, 0, &s.full[st], kBN * 128);
+        if (!generic_sfa) tma_load_3d(b.sfa, &map_sfa, 0, sfa_line, 0, &s.full[st], kStepsPerTile * 512);
+        tma_load_3d(b.sfb, &map_sfb, 0, sfb_line, 0, &s.full[st], kStepsPerTile * 512);
       } else {
         tma_load_3d_cta_group2(b.a, &map_a, kt * 128, 128 * int(rank), 0, &s.full[st], 128 * 128);
         tma_load_3d_cta_group2(b.b, &map_b, kt * 128, b_rows * int(rank), 0, &s.full[st], uint32_t(b_rows * 128));
-        tma_load_3d_cta_group2(b.sfa, &map_sfa, 0, sfa_line, 0, &s.full[st], kStepsPerTile * 512);
+        if (!generic_sfa) tma_load_3d_cta_group2(b.sfa, &map_sfa, 0, sfa_line, 0, &s.full[st], kStepsPerTile * 512);
         tma_load_3d_cta_group2(b.sfb, &map_sfb, 0, sfb_line, 0, &s.full[st], kStepsPerTile * 512);
       }
+      if (it == 0) s.first_copy_issued = 1;
     }
+    // The tail: the last commits on the empty slots are asynchronous arrives into this CTA's shared
+    // memory; wait for them before the CTA may exit.
+    if (p.bug != Bug::kNoProducerTail && p.bug != Bug::kNoFinalCommit && p.bug != Bug::kPlainArriveOnEmpty)
+      for (int it = total_k_tiles; it < total_k_tiles + kSlots; ++it)
+        wait_commit(&s.empty[it % kSlots], ((it / kSlots) & 1) ^ 1, "empty", it % kSlots);
   }
   if (warp == 1 && leader) {  // MMA warp, all 32 lanes (one elected lane issues on a B200)
     const uint32_t idesc = tcgen05::nvfp4_instr_descriptor(128 * kCtaGroup, kBN);
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      const int st = kt % kStages;
-      if (!(p.bug == Bug::kMmaIgnoresFull && kt == 0)) mbarrier_wait_bounded(&s.full[st], (kt / kStages) & 1, wait_timeout_ns(), "full", st);
+    for (int t = 0; t < p.tiles; ++t) {
+      wait_commit(&s.acc_empty, (t & 1) ^ 1, "acc_empty", 0);  // the epilogue has drained the last tile
       tcgen05_fence_after_thread_sync();
-      const Stage<kCtaGroup>& b = s.stage[st];
-      for (int j = 0; j < kStepsPerTile; ++j) {
-        const bool single = p.bug == Bug::kSingleSfColumns;
-        const uint32_t sfa = kSfColumn + (single ? 0 : st * kSfColumnsPerStage + 4 * j);
-        const uint32_t sfb = kSfColumn + 16 + (single ? 0 : st * kSfColumnsPerStage + 4 * j);
-        tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(tmem + sfa, tcgen05::sf_atom_descriptor(smem_addr(b.sfa + 512 * j)));
-        tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(tmem + sfb, tcgen05::sf_atom_descriptor(smem_addr(b.sfb + 512 * j)));
-        const uint64_t a_desc = tcgen05::advance_start(tcgen05::kmajor_sw128_descriptor(smem_addr(b.a)), 32 * j);
-        const uint64_t b_desc = tcgen05::advance_start(tcgen05::kmajor_sw128_descriptor(smem_addr(b.b)), 32 * j);
-        tcgen05_mma_nvfp4_warp<kCtaGroup>(tmem, a_desc, b_desc, idesc, tmem + sfa, tmem + sfb, kt > 0 || j > 0);
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        const int it = t * k_tiles + kt, st = it % kSlots;
+        const bool skip_wait = p.bug == Bug::kMmaIgnoresFull && it == 0;
+        if (skip_wait) {  // bug 1: the copies are issued (and may be in flight): the MMA warp goes ahead
+          if (lane == 0) wait_flag(&s.first_copy_issued, 0);
+          if (kCtaGroup == 2 && lane == 0) wait_flag(&s.first_copy_issued, 1);
+          __syncwarp();
+          tcgen05_fence_after_thread_sync();
+        }
+        if (!skip_wait) mbarrier_wait_bounded(&s.full[st], (it / kSlots) & 1, wait_timeout_ns(), "full", st);
+        if (p.bug != Bug::kNoFenceAfterWait) tcgen05_fence_after_thread_sync();
+        const Slot<kCtaGroup>& b = s.slot[st];
+        for (int j = 0; j < kStepsPerTile; ++j) {
+          const bool single = p.bug == Bug::kSingleSfColumns;
+          const uint32_t sfa = kSfColumn + (single ? 0 : st * kSfColumnsPerSlot + 4 * j);
+          const uint32_t sfb = kSfColumn + 16 + (single ? 0 : st * kSfColumnsPerSlot + 4 * j);
+          tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(tmem + sfa, tcgen05::sf_atom_descriptor(smem_addr(b.sfa + 512 * j)));
+          tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(tmem + sfb, tcgen05::sf_atom_descriptor(smem_addr(b.sfb + 512 * j)));
+          const uint64_t a_desc = tcgen05::advance_start(tcgen05::kmajor_sw128_descriptor(smem_addr(b.a)), 32 * j);
+          const uint64_t b_desc = tcgen05::advance_start(tcgen05::kmajor_sw128_descriptor(smem_addr(b.b)), 32 * j);
+          tcgen05_mma_nvfp4_warp<kCtaGroup>(tmem, a_desc, b_desc, idesc, tmem + sfa, tmem + sfb, kt > 0 || j > 0);
+        }
+        const bool last = kt == k_tiles - 1 && t == p.tiles - 1;
+        if (p.bug == Bug::kEpilogueEarlyBarrier && it == 0) tcgen05_commit_multicast_warp<kCtaGroup>(&s.first_tile_done, pair_mask);
+        if (p.bug == Bug::kPlainArriveOnEmpty) {
+          __syncwarp();
+          if (lane == 0)
+            for (uint32_t r = 0; r < uint32_t(kCtaGroup); ++r) mbarrier_arrive_cluster(&s.empty[st], r);
+        } else if (!(last && p.bug == Bug::kNoFinalCommit)) {
+          tcgen05_commit_multicast_warp<kCtaGroup>(&s.empty[st], pair_mask);
+        }
+        if (kt == k_tiles - 1 && !(last && p.bug == Bug::kNoFinalCommit))
+          tcgen05_commit_multicast_warp<kCtaGroup>(&s.acc_full, pair_mask);
       }
-      const bool last = kt == k_tiles - 1;
-      if (p.bug == Bug::kEpilogueEarlyBarrier && kt == 0) tcgen05_commit_multicast_warp<kCtaGroup>(&s.first_tile_done, pair_mask);
-      if (p.bug == Bug::kPlainArriveOnEmpty) {
-        __syncwarp();
-        if (lane == 0)
-          for (uint32_t r = 0; r < uint32_t(kCtaGroup); ++r) mbarrier_arrive_cluster(&s.empty[st], r);
-      } else if (!(last && p.bug == Bug::kNoFinalCommit)) {
-        tcgen05_commit_multicast_warp<kCtaGroup>(&s.empty[st], pair_mask);
-      }
-      if (last && p.bug != Bug::kNoFinalCommit) tcgen05_commit_multicast_warp<kCtaGroup>(&s.acc_full, pair_mask);
     }
     __syncwarp();
     if (lane == 0) s.all_issued = 1;
   }
-  __syncwarp();
 
   // Epilogue. The broken variants wait for the wrong thing, or for a plain flag that says "all work
   // was issued": the moment a B200 would race, made certain.
@@ -211,52 +262,70 @@ __global__ void __launch_bounds__(128) pipeline_kernel(const __grid_constant__ C
     __syncwarp();
   };
   const bool skip_ld = p.bug == Bug::kNoFinalCommit || p.bug == Bug::kDeallocPending;
-  if (p.bug == Bug::kEpilogueNoWait || skip_ld || (p.bug == Bug::kFollowerNoWait && rank == 1)) {
-    wait_all_issued();
-  } else if (p.bug == Bug::kEpilogueEarlyBarrier) {
-    wait_commit(&s.first_tile_done, 0, "first_tile_done", 0);
-    wait_all_issued();
-  } else if (p.bug == Bug::kPlainWaitOnAccFull) {
-    mbarrier_wait_bounded(&s.acc_full, 0, wait_timeout_ns(), "acc_full", 0);
-  } else {
-    // Bug 5: the even CTA observes the final commit only after the odd one has read (so the odd
-    // CTA's read cannot be made right by the even CTA's observation).
-    if (p.bug == Bug::kFollowerNoWait && rank == 0) wait_flag(&s.odd_cta_read, 1);
-    wait_commit(&s.acc_full, 0, "acc_full", 0);
-  }
-  tcgen05_fence_after_thread_sync();
-  if (!skip_ld) {
-    const uint32_t lane_field = 32 * uint32_t(warp) + (((p.bug == Bug::kOddCtaLaneOffset && rank == 1) ||
-                                                         (p.bug == Bug::kEvenCtaLaneOffset && rank == 0)) ? 128 : 0);
-    const int row = 128 * int(rank) + 32 * warp + lane;
-    for (int c = 0; c < kBN; c += 32) {
-      uint32_t r[32];
-      tcgen05_ld_32x32b<32>(tmem + tcgen05::tmem_address(lane_field, uint32_t(c)), r);
-      tcgen05_wait_ld();
-      for (int i = 0; i < 32; ++i) p.out[row * kBN + c + i] = __uint_as_float(r[i]);
+  const bool odd_deallocs_early = p.bug == Bug::kPeerDeallocEarly && rank == 1;
+  for (int t = 0; epilogue && t < p.tiles; ++t) {
+    if (p.bug == Bug::kEpilogueNoWait || skip_ld || odd_deallocs_early || (p.bug == Bug::kFollowerNoWait && rank == 1)) {
+      wait_all_issued();
+    } else if (p.bug == Bug::kEpilogueEarlyBarrier) {
+      wait_commit(&s.first_tile_done, 0, "first_tile_done", 0);
+      wait_all_issued();
+    } else if (p.bug == Bug::kPlainWaitOnAccFull) {
+      mbarrier_wait_bounded(&s.acc_full, t & 1, wait_timeout_ns(), "acc_full", 0);
+    } else {
+      // Bug 5: the even CTA observes the final commit only after the odd one has read (so the odd
+      // CTA's read cannot be made right by the even CTA's observation).
+      if (p.bug == Bug::kFollowerNoWait && rank == 0) wait_flag(&s.odd_cta_read, 1);
+      wait_commit(&s.acc_full, t & 1, "acc_full", 0);
     }
+    tcgen05_fence_after_thread_sync();
+    if (odd_deallocs_early) break;
+    if (!skip_ld) {
+      const uint32_t lane_field = 32 * uint32_t(warp % 4) + (((p.bug == Bug::kOddCtaLaneOffset && rank == 1) ||
+                                                           (p.bug == Bug::kEvenCtaLaneOffset && rank == 0)) ? 128 : 0);
+      const uint32_t first_column = p.bug == Bug::kReadUnwritten ? uint32_t(kBN) : 0u;
+      const int row = 128 * int(rank) + 32 * (warp % 4) + lane;
+      float* out = p.out + size_t(t) * 128 * kCtaGroup * kBN;
+      for (int c = 0; c < kBN; c += 32) {
+        uint32_t r[32];
+        tcgen05_ld_32x32b<32>(tmem + tcgen05::tmem_address(lane_field, first_column + uint32_t(c)), r);
+        if (p.bug == Bug::kEarlyAccRelease && t == 0 && c == kBN - 32) {  // release before the load finished
+          tcgen05_fence_before_thread_sync();
+          if (lane == 0) mbarrier_arrive_cluster(&s.acc_empty, 0);
+        }
+        tcgen05_wait_ld();
+        for (int i = 0; i < 32; ++i) out[row * kBN + c + i] = __uint_as_float(r[i]);
+      }
+    }
+    // The accumulator is drained: hand it back to the MMA warp (of the even CTA).
+    tcgen05_fence_before_thread_sync();
+    if (lane == 0 && !(p.bug == Bug::kEarlyAccRelease && t == 0) && t + 1 < p.tiles) mbarrier_arrive_cluster(&s.acc_empty, 0);
   }
-  __syncthreads();
+  if (odd_deallocs_early && warp == 2) tcgen05_dealloc<kCtaGroup>(tmem, 512);
+  cta_sync();
   if (threadIdx.x == 0) s.odd_cta_read = 1;
   tcgen05_fence_before_thread_sync();
-  __syncthreads();
+  cta_sync();
   if constexpr (kCtaGroup == 2) cluster_sync();
-  if (warp == 2) tcgen05_dealloc<kCtaGroup>(tmem, 512);
+  if (warp == 2 && p.bug != Bug::kNoDealloc && !odd_deallocs_early) tcgen05_dealloc<kCtaGroup>(tmem, 512);
 }
+
+constexpr int kKTiles = 5;  // more k-tiles than slots: every slot is refilled at least once
 
 struct PipelineRun {
   int64_t mismatches = -1;
   size_t outputs = 0;
+  std::string violation;  // report mode: the checker's message ("" if none)
+  double ms = 0;          // host time of the launch, to the end of the kernel
 };
 
 // Builds the problem, launches the kernel, compares with the CPU reference (exact tier: bit for bit).
 template <int kCtaGroup>
-PipelineRun run_pipeline(Bug bug, int k_tiles) {
+PipelineRun run_pipeline(Bug bug, int k_tiles, int tiles = 1) {
   tcgen05::prepare_launch();
   const int M = 128 * kCtaGroup, K = k_tiles * kTileK;
   const HostNvfp4Problem prob = make_nvfp4_problem(M, kBN, K, 1, Tier::kExact, seed_for("protocol" + std::to_string(K)));
   DeviceBuffer<uint8_t> A(prob.a.data), SFA(prob.a.sf), B(prob.b.data), SFB(prob.b.sf);
-  DeviceBuffer<float> out(size_t(M) * kBN);
+  DeviceBuffer<float> out(size_t(tiles) * M * kBN);
   out.fill_bytes(0xFF);
   const CUtensorMap ma = encode_tensor_map(plan_packed_operand(A.get(), M, K, 1, 128, 128));
   const CUtensorMap mb = encode_tensor_map(plan_packed_operand(B.get(), kBN, K, 1, kBN / kCtaGroup, 128));
@@ -266,7 +335,7 @@ PipelineRun run_pipeline(Bug bug, int k_tiles) {
   CUDA_CHECK(cudaFuncSetAttribute(pipeline_kernel<kCtaGroup>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(kCtaGroup);
-  cfg.blockDim = dim3(128);
+  cfg.blockDim = dim3(kThreads);
   cfg.dynamicSmemBytes = size_t(smem);
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -275,35 +344,43 @@ PipelineRun run_pipeline(Bug bug, int k_tiles) {
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  CUDA_CHECK(cudaLaunchKernelEx(&cfg, pipeline_kernel<kCtaGroup>, ma, mb, msfa, msfb, Params{K, out.get(), bug}));
+  const Params params{K, tiles, out.get(), SFA.get(), 0, bug};
+  const auto start = std::chrono::steady_clock::now();
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, pipeline_kernel<kCtaGroup>, ma, mb, msfa, msfb, params));
   CUDA_CHECK(cudaDeviceSynchronize());
+  PipelineRun r;
+  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  r.violation = protocol::take_violation();
   const std::vector<float> got = out.download();
   const ReferenceOutput ref = reference_gemm(prob.host_args());
-  PipelineRun r;
   r.outputs = got.size();
   r.mismatches = 0;
-  for (size_t i = 0; i < got.size(); ++i) r.mismatches += !(double(got[i]) == ref.value[i]);
+  for (size_t i = 0; i < got.size(); ++i) r.mismatches += !(double(got[i]) == ref.value[i % ref.value.size()]);
   return r;
 }
 
-// In the death tests' child: device printf (the emulator's trap message) goes to stdout; send it to
-// stderr, which is what a death test matches.
-// Strict mode is on only for the bug it exists for: the others must be caught by the model of
-// asynchrony alone (with strict mode on, bugs 1 and 2 would first show as scale columns refilled
-// early, which they also are).
+// Strict mode is on only for the bug it exists for: the others must be caught by the checker (with
+// strict mode on, bugs 1 and 2 would also show as scale columns refilled early, which they are).
 template <int kCtaGroup>
-[[noreturn]] void run_broken_and_exit(Bug bug, int k_tiles) {
+PipelineRun run_case(Bug bug, int tiles) {
+  emu::set_strict(bug == Bug::kSingleSfColumns);
+  PipelineRun r = run_pipeline<kCtaGroup>(bug, kKTiles, tiles);
+  emu::set_strict(true);
+  return r;
+}
+
+// In the death tests' child: device printf (the trap message) goes to stdout; send it to stderr,
+// which is what a death test matches.
+template <int kCtaGroup>
+[[noreturn]] void run_broken_and_exit(Bug bug, int tiles) {
   std::fflush(stdout);
   dup2(2, 1);
-  emu::set_strict(bug == Bug::kSingleSfColumns);
   try {
-    run_pipeline<kCtaGroup>(bug, k_tiles);
+    run_case<kCtaGroup>(bug, tiles);
   } catch (const std::exception&) {  // the kernel's failure; reported below
   }
   testing::exit_with_kernel_status();
 }
-
-constexpr int kKTiles = 5;  // more k-tiles than stages: every stage is refilled at least once
 
 // ---- The fixed twins, and what is not a bug --------------------------------------------------------
 
@@ -311,6 +388,7 @@ struct TwinCase {
   const char* name;
   int cta_group;
   Bug bug;
+  int tiles;
 };
 
 class GpuTcgen05Protocol : public ::testing::TestWithParam<TwinCase> {};
@@ -318,16 +396,20 @@ class GpuTcgen05Protocol : public ::testing::TestWithParam<TwinCase> {};
 TEST_P(GpuTcgen05Protocol, CorrectProtocolMatchesTheReferenceBitForBit) {
   GEMM_REQUIRE_GPU();
   const TwinCase c = GetParam();
-  const PipelineRun r = c.cta_group == 1 ? run_pipeline<1>(c.bug, kKTiles) : run_pipeline<2>(c.bug, kKTiles);
+  const PipelineRun r = c.cta_group == 1 ? run_case<1>(c.bug, c.tiles) : run_case<2>(c.bug, c.tiles);
+  EXPECT_EQ(r.violation, "");
   EXPECT_EQ(r.mismatches, 0) << "of " << r.outputs;
   EXPECT_EQ(emu::allocated_units(), 0) << "Tensor Memory left allocated";
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Twins, GpuTcgen05Protocol,
-    ::testing::Values(TwinCase{"cta_group1", 1, Bug::kNone}, TwinCase{"cta_group2", 2, Bug::kNone},
-                      TwinCase{"cta_group2_odd_cta_reads_lanes_128_plus", 2, Bug::kOddCtaLaneOffset},
-                      TwinCase{"cta_group2_odd_cta_allocates_late", 2, Bug::kLateOddAlloc}),
+    ::testing::Values(TwinCase{"cta_group1", 1, Bug::kNone, 1}, TwinCase{"cta_group2", 2, Bug::kNone, 1},
+                      TwinCase{"cta_group1_two_tiles_one_accumulator", 1, Bug::kNone, 2},
+                      TwinCase{"cta_group2_two_tiles_one_accumulator", 2, Bug::kNone, 2},
+                      TwinCase{"cta_group2_odd_cta_reads_lanes_128_plus", 2, Bug::kOddCtaLaneOffset, 1},
+                      TwinCase{"cta_group2_odd_cta_allocates_late", 2, Bug::kLateOddAlloc, 1},
+                      TwinCase{"cta_group1_scales_stored_generically_and_fenced", 1, Bug::kGenericScales, 1}),
     [](const ::testing::TestParamInfo<TwinCase>& i) { return std::string(i.param.name); });
 
 // Strict mode is what flags single-buffered scale columns; without it the emulator, like the
@@ -338,18 +420,143 @@ TEST(GpuTcgen05ProtocolStrictness, SingleBufferedScaleColumnsAreExactWithoutStri
   emu::set_strict(false);
   const PipelineRun r = run_pipeline<1>(Bug::kSingleSfColumns, kKTiles);
   emu::set_strict(true);
+  EXPECT_EQ(r.violation, "");
   EXPECT_EQ(r.mismatches, 0) << "of " << r.outputs;
 }
 
-// ---- The broken kernels trap, each with its message --------------------------------------------------
+// ---- The broken kernels are caught, each with its message --------------------------------------------
 
 struct BrokenCase {
   const char* name;
   int cta_group;
   Bug bug;
-  const char* message;  // a regular expression the trap message must match
+  int tiles;
+  const char* message;  // a regular expression the message must match
 };
 
+const BrokenCase kBroken[] = {
+    {"1_mma_issued_before_its_data_landed", 1, Bug::kMmaIgnoresFull, 1,
+     "protocol checker: mma-reads-unlanded: .*warp 1 \\(mma\\) of CTA rank 0.*operand: tcgen05.cp source \\(scale "
+     "factors\\), shared memory.*a TMA load completing on barrier 'full' \\[0\\] of CTA rank 0, in its phase 0"},
+    {"1_pair_mma_issued_before_the_peers_data_landed", 2, Bug::kMmaIgnoresFull, 1,
+     "protocol checker: mma-reads-unlanded: .*shared memory .* of CTA rank 1\n.*a TMA load completing on barrier "
+     "'full' \\[0\\] of CTA rank 0"},
+    {"2_slot_refilled_after_a_plain_arrive", 1, Bug::kPlainArriveOnEmpty, 1,
+     "protocol checker: tma-overwrites-unfinished: .*warp 0 \\(producer\\).*'full' \\[0\\].*earlier read not visible "
+     "as finished: by the tensor core of CTA rank 0"},
+    {"3a_accumulator_read_without_waiting", 1, Bug::kEpilogueNoWait, 1,
+     "protocol checker: ld-before-commit: .*\\(epilogue\\) of CTA rank 0.*operand: tcgen05.ld source, Tensor Memory "
+     "columns \\[0, 32\\).*earlier write not visible: by the tensor core of CTA rank 0.*this warp has seen\\) [0-9]+, 0\n"},
+    {"3b_accumulator_read_after_an_earlier_commit", 1, Bug::kEpilogueEarlyBarrier, 1,
+     "protocol checker: ld-before-commit: .*\\(epilogue\\) of CTA rank 0.*by the tensor core of CTA rank 0 "
+     "\\(tcgen05.mma/cp\\).*this warp has seen\\) [0-9]+, [1-9]"},
+    {"4_single_buffered_scale_columns", 1, Bug::kSingleSfColumns, 1,
+     "HAZARD: tcgen05.cp overwrites scale-factor columns that an issued mma still reads.*strict mode.*"
+     "tcgen05.mma #[0-9]+ \\(k-step 0,"},
+    {"5_pair_odd_cta_reads_without_waiting", 2, Bug::kFollowerNoWait, 1,
+     "protocol checker: ld-before-commit: .*\\(epilogue\\) of CTA rank 1.*by the tensor core of CTA rank 0"},
+    {"plain_wait_on_a_commit_barrier", 1, Bug::kPlainWaitOnAccFull, 1,
+     "tcgen05 emulator: HAZARD: tcgen05.ld of a column with a pending write"},
+    {"work_never_committed", 1, Bug::kNoFinalCommit, 1,
+     "protocol checker: work-never-committed: .*warp 2 \\(epilogue\\)"},
+    {"dealloc_with_pending_work", 1, Bug::kDeallocPending, 1,
+     "protocol checker: dealloc-pending: .*warp 2 \\(epilogue\\).*earlier write not visible: by the tensor core"},
+    {"even_cta_reads_lanes_128_plus", 2, Bug::kEvenCtaLaneOffset, 1,
+     "tcgen05 emulator: tcgen05.ld: a warp may only access the 32 lanes of its quadrant"},
+    {"mma_issued_without_fence_after_wait", 1, Bug::kNoFenceAfterWait, 1,
+     "protocol checker: missing-tcgen05-fence: .*warp 1 \\(mma\\).*'full' \\[0\\]"},
+    {"accumulator_released_before_its_loads_finished", 1, Bug::kEarlyAccRelease, 2,
+     "protocol checker: mma-overwrites-unread: .*warp 1 \\(mma\\).*operand: mma accumulator D, Tensor Memory columns "
+     "\\[0, 128\\).*earlier read not visible as finished: by warp [2-5] \\(epilogue\\) of CTA rank 0, (not yet finished|its epoch)"},
+    {"accumulator_columns_read_before_any_write", 1, Bug::kReadUnwritten, 1,
+     "protocol checker: ld-unwritten: .*Tensor Memory columns \\[128, 160\\)"},
+    {"producer_starts_at_the_wrong_parity", 1, Bug::kWrongParityProducer, 1,
+     "protocol checker: deadlock: .*'full' \\[0\\].*waited for with parity 0 by 32 threads of warps 1 \\(mma\\).*"
+     "'empty' \\[0\\].*waited for with parity 0 by 1 threads of warps 0 \\(producer\\)"},
+    {"producer_exits_before_the_last_commits", 1, Bug::kNoProducerTail, 1,
+     "protocol checker: exit-with-signal-in-flight: .*barrier 'empty' \\[[01]\\] of CTA rank 0"},
+    {"pair_alloc_before_the_peer_is_known_to_run", 2, Bug::kPairAllocNoClusterSync, 1,
+     "protocol checker: pair-alloc-before-peer-known: .*warp 2 \\(epilogue\\) of CTA rank [01]"},
+    {"pair_odd_cta_deallocates_while_the_pair_computes", 2, Bug::kPeerDeallocEarly, 1,
+     "protocol checker: dealloc-while-peer-issues: .*warp 2 \\(epilogue\\) of CTA rank 1.*by the tensor core of CTA rank 0"},
+    {"exit_with_tensor_memory_allocated", 1, Bug::kNoDealloc, 1,
+     "protocol checker: exit-with-tmem: .*Tensor Memory columns \\[0, 512\\)"},
+    {"alloc_after_relinquish", 1, Bug::kAllocAfterRelinquish, 1,
+     "protocol checker: alloc-after-relinquish: .*warp 2 \\(epilogue\\)"},
+    {"scales_stored_generically_without_proxy_fence", 1, Bug::kGenericScalesNoFence, 1,
+     "protocol checker: missing-proxy-fence: .*operand: tcgen05.cp source \\(scale factors\\).*earlier write not "
+     "visible: by warp 0 \\(producer\\)"},
+};
+
+PipelineRun run_broken(const BrokenCase& c) {
+  return c.cta_group == 1 ? run_case<1>(c.bug, c.tiles) : run_case<2>(c.bug, c.tiles);
+}
+
+// Report mode: the checker records the violation and ends the kernel's checked work cleanly, so the
+// same broken kernel runs again and again in one process. Every repetition must be caught, with the
+// same message: the checker decides from the order of operations, not from timing.
+constexpr int kRepetitions = 100;
+
+class GpuTcgen05ProtocolBroken : public ::testing::TestWithParam<BrokenCase> {
+ protected:
+  void SetUp() override { protocol::set_mode(protocol::kReport); }
+  void TearDown() override { protocol::set_mode(protocol::kTrap); }
+};
+
+TEST_P(GpuTcgen05ProtocolBroken, CaughtInEveryRepetitionWithItsMessage) {
+  GEMM_REQUIRE_GPU();
+  if (gpu_info().tcgen05_native()) GTEST_SKIP() << "a broken protocol is undefined behaviour on the hardware (the checked build runs these)";
+  const BrokenCase c = GetParam();
+  int caught = 0;
+  std::string first;
+  for (int i = 0; i < kRepetitions; ++i) {
+    const PipelineRun r = run_broken(c);
+    if (i == 0) first = r.violation;
+    caught += ::testing::Value(r.violation, ::testing::ContainsRegex(c.message));
+    if (caught != i + 1) {
+      ADD_FAILURE() << "repetition " << i << " was not caught with the expected message; it reported:\n" << r.violation;
+      break;
+    }
+  }
+  EXPECT_EQ(caught, kRepetitions);
+  std::printf("%s\n", first.c_str());  // the message as the GPU printed it (docs/protocol_checker.md)
+}
+
+INSTANTIATE_TEST_SUITE_P(Broken, GpuTcgen05ProtocolBroken, ::testing::ValuesIn(kBroken),
+                         [](const ::testing::TestParamInfo<BrokenCase>& i) { return std::string(i.param.name); });
+
+// Every broken pipeline has its own message: no expected pattern matches another case's message.
+TEST(GpuTcgen05ProtocolBrokenMessages, EachCaseHasItsOwnMessage) {
+  GEMM_REQUIRE_GPU();
+  if (gpu_info().tcgen05_native()) GTEST_SKIP() << "the broken kernels run only under the emulator";
+  protocol::set_mode(protocol::kReport);
+  std::vector<std::string> messages;
+  for (const BrokenCase& c : kBroken) messages.push_back(run_broken(c).violation);
+  protocol::set_mode(protocol::kTrap);
+  for (size_t i = 0; i < std::size(kBroken); ++i)
+    for (size_t j = 0; j < std::size(kBroken); ++j) {
+      if (i == j) continue;
+      const bool same_pattern = std::string(kBroken[i].message) == kBroken[j].message;
+      EXPECT_FALSE(!same_pattern && ::testing::Value(messages[j], ::testing::ContainsRegex(kBroken[i].message)) &&
+                   ::testing::Value(messages[i], ::testing::ContainsRegex(kBroken[j].message)))
+          << kBroken[i].name << " and " << kBroken[j].name << " cannot be told apart";
+    }
+}
+
+// A deadlock is reported when it forms (the last live thread starts waiting), not at a timeout.
+TEST(GpuTcgen05ProtocolDeadlock, WrongParityProducerIsReportedWithin100ms) {
+  GEMM_REQUIRE_GPU();
+  if (gpu_info().tcgen05_native()) GTEST_SKIP() << "the broken kernels run only under the emulator";
+  protocol::set_mode(protocol::kReport);
+  run_broken(kBroken[0]);  // warm-up: module load, state allocation
+  const PipelineRun r = run_case<1>(Bug::kWrongParityProducer, 1);
+  protocol::set_mode(protocol::kTrap);
+  EXPECT_THAT(r.violation, ::testing::HasSubstr("deadlock"));
+  EXPECT_LT(r.ms, 100.0) << "from launch to the kernel's end";
+  std::printf("deadlock reported; launch to kernel end %.2f ms\n", r.ms);
+}
+
+// Trap mode (the default): the same broken kernels end with a trap and the message on the console.
 class GpuTcgen05ProtocolDeathTest : public ::testing::TestWithParam<BrokenCase> {};
 
 TEST_P(GpuTcgen05ProtocolDeathTest, TrapsWithItsMessage) {
@@ -358,41 +565,16 @@ TEST_P(GpuTcgen05ProtocolDeathTest, TrapsWithItsMessage) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   const BrokenCase c = GetParam();
   if (c.cta_group == 1)
-    EXPECT_EXIT(run_broken_and_exit<1>(c.bug, kKTiles), ::testing::ExitedWithCode(testing::kKernelFailedExit), c.message);
+    EXPECT_EXIT(run_broken_and_exit<1>(c.bug, c.tiles), ::testing::ExitedWithCode(testing::kKernelFailedExit), c.message);
   else
-    EXPECT_EXIT(run_broken_and_exit<2>(c.bug, kKTiles), ::testing::ExitedWithCode(testing::kKernelFailedExit), c.message);
+    EXPECT_EXIT(run_broken_and_exit<2>(c.bug, c.tiles), ::testing::ExitedWithCode(testing::kKernelFailedExit), c.message);
 }
-
-const BrokenCase kBroken[] = {
-        BrokenCase{"1_mma_issued_before_its_data_landed", 1, Bug::kMmaIgnoresFull,
-                   "HAZARD: .* changed in shared memory between issue and completion: tcgen05\\.cp #1 \\(k-step 0,"
-                   ".*found at the wait on barrier 'empty' \\[0\\]"},
-        BrokenCase{"2_stage_refilled_after_a_plain_arrive", 1, Bug::kPlainArriveOnEmpty,
-                   "HAZARD: .* changed in shared memory between issue and completion: tcgen05\\.cp #1 \\(k-step 0,"
-                   ".*found at the wait on barrier 'acc_full' \\[0\\]"},
-        BrokenCase{"3a_accumulator_read_without_waiting", 1, Bug::kEpilogueNoWait,
-                   "HAZARD: tcgen05.ld of a column with a pending write.*tcgen05.mma #[0-9]+ \\(k-step 19,"},
-        BrokenCase{"3b_accumulator_read_after_an_earlier_commit", 1, Bug::kEpilogueEarlyBarrier,
-                   "HAZARD: tcgen05.ld of a column with a pending write.*tcgen05.mma #[0-9]+ \\(k-step 19,"},
-        BrokenCase{"4_single_buffered_scale_columns", 1, Bug::kSingleSfColumns,
-                   "HAZARD: tcgen05.cp overwrites scale-factor columns that an issued mma still reads.*strict mode.*"
-                   "tcgen05.mma #[0-9]+ \\(k-step 0,"},
-        BrokenCase{"5_pair_odd_cta_reads_without_waiting", 2, Bug::kFollowerNoWait,
-                   "HAZARD: tcgen05.ld of a column with a pending write.*of CTA rank 1; found at tcgen05.ld"},
-        BrokenCase{"plain_wait_on_a_commit_barrier", 1, Bug::kPlainWaitOnAccFull,
-                   "HAZARD: tcgen05.ld of a column with a pending write"},
-        BrokenCase{"work_never_committed", 1, Bug::kNoFinalCommit,
-                   "HAZARD: the kernel ends with work never committed.*found at tcgen05.dealloc"},
-        BrokenCase{"dealloc_with_pending_work", 1, Bug::kDeallocPending,
-                   "HAZARD: dealloc of Tensor Memory columns with pending work"},
-        BrokenCase{"even_cta_reads_lanes_128_plus", 2, Bug::kEvenCtaLaneOffset,
-                   "tcgen05.ld: a warp may only access the 32 lanes of its quadrant"}};
 
 INSTANTIATE_TEST_SUITE_P(Broken, GpuTcgen05ProtocolDeathTest, ::testing::ValuesIn(kBroken),
                          [](const ::testing::TestParamInfo<BrokenCase>& i) { return std::string(i.param.name); });
 
 // Not run by default: runs the broken kernel GEMM_TRAP_CASE=<name> in this process, so its trap
-// message can be read (docs/emulator.md lists them):
+// message can be read (docs/protocol_checker.md lists them):
 //   GEMM_TRAP_CASE=3a_accumulator_read_without_waiting ./build/common/test_common \
 //       --gtest_also_run_disabled_tests --gtest_filter='*ShowTrapMessage*'
 TEST(DISABLED_GpuTcgen05Protocol, ShowTrapMessage) {
@@ -401,8 +583,8 @@ TEST(DISABLED_GpuTcgen05Protocol, ShowTrapMessage) {
   ASSERT_NE(name, nullptr) << "set GEMM_TRAP_CASE to one of the Broken/ cases";
   for (const BrokenCase& c : kBroken)
     if (std::string(name) == c.name) {
-      if (c.cta_group == 1) run_broken_and_exit<1>(c.bug, kKTiles);
-      run_broken_and_exit<2>(c.bug, kKTiles);
+      if (c.cta_group == 1) run_broken_and_exit<1>(c.bug, c.tiles);
+      run_broken_and_exit<2>(c.bug, c.tiles);
     }
   FAIL() << "no broken case named " << name;
 }

@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(32 * kWarps) staging_probe(const __grid_consta
       __syncwarp();
       // Sub-tile t of warp w: rows 32 (w * kSubTiles + t) of a one-column-of-boxes C.
       if (lane == 0) {
-        gemm::ptx::tma_store_3d(&map, 0, kRows * (warp * kSubTiles + t), 0, buf);
+        gemm::ptx::tma_store_3d(&map, 0, kRows * (warp * kSubTiles + t), 0, buf, kBytes);
         gemm::ptx::bulk_commit_group();
       }
     }

@@ -1,0 +1,1352 @@
+// The protocol checker, device side: the hooks the PTX wrappers of common/ptx call around every TMA,
+// mbarrier and tcgen05 operation, and the rules they enforce. The model is in checker_state.h and,
+// with every rule and its PTX ISA section, in docs/protocol_checker.md.
+//
+// Compiled in only where GEMM_PROTOCOL_ACTIVE (common/ptx/arch.cuh): under the tcgen05 emulator on
+// Hopper, and in the checked build. Elsewhere every hook below is an empty inline function.
+//
+// Concurrency: all the state of one cluster is updated under that cluster's lock, by one lane of the
+// calling warp (lanes that call a wrapper together count as one logical thread, their warp).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+
+#include "common/protocol/checker_state.h"
+#include "common/ptx/arch.cuh"
+#include "common/tcgen05_desc.h"
+
+namespace gemm::protocol {
+
+#if GEMM_PROTOCOL_CHECK
+// This translation unit's copy of the checker's state pointers; bind() fills it.
+static __device__ State g_protocol;
+
+// Host: bind the checker to this source file's kernels (no-op where it is not needed).
+static inline void bind() {
+  static bool bound = false;
+  if (bound) return;
+  if (const State* s = checker_state_for(GEMM_PROTOCOL_CHECK)) {
+    if (cudaMemcpyToSymbol(g_protocol, s, sizeof(*s)) != cudaSuccess) {
+      std::fprintf(stderr, "protocol checker: could not bind its state\n");
+      return;
+    }
+  }
+  bound = true;
+}
+#else
+static inline void bind() {}
+#endif
+
+#if GEMM_PROTOCOL_ACTIVE
+namespace dev {
+
+// ---- Identity --------------------------------------------------------------------------------------
+
+__device__ __forceinline__ uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+__device__ __forceinline__ uint32_t sreg(int which) {
+  uint32_t v = 0;
+  switch (which) {
+    case 0: asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(v)); break;
+    case 1: asm volatile("mov.u32 %0, %%clusterid.y;" : "=r"(v)); break;
+    case 2: asm volatile("mov.u32 %0, %%clusterid.z;" : "=r"(v)); break;
+    case 3: asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(v)); break;
+    case 4: asm volatile("mov.u32 %0, %%nclusterid.y;" : "=r"(v)); break;
+    default: asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(v)); break;
+  }
+  return v;
+}
+// This launch's cluster, as a nonzero value.
+__device__ __forceinline__ uint64_t cluster_token() {
+  uint64_t grid;
+  asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
+  const uint64_t cluster = (uint64_t(sreg(2)) * sreg(4) + sreg(1)) * sreg(3) + sreg(0);
+  return mix(mix(grid) ^ cluster) | 1;
+}
+__device__ __forceinline__ uint32_t ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t lin_thread() { return (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ uint32_t warp_id() { return lin_thread() / 32; }
+__device__ __forceinline__ uint32_t lane_id() { return lin_thread() % 32; }
+__device__ __forceinline__ uint32_t block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
+__device__ __forceinline__ uint32_t smem_offset(uint32_t smem_address) { return smem_address & 0x3FFFFu; }
+
+__device__ __forceinline__ bool enabled() { return g_protocol.clusters != nullptr; }
+__device__ __forceinline__ bool aborted() {
+  return g_protocol.control && *reinterpret_cast<volatile int*>(&g_protocol.control->aborted) != 0;
+}
+
+// ---- Agents and clocks -----------------------------------------------------------------------------
+
+__device__ __forceinline__ uint32_t warp_agent(uint32_t rank, uint32_t w) { return rank * kAgentsPerCta + w; }
+__device__ __forceinline__ uint32_t tc_agent(uint32_t rank) { return rank * kAgentsPerCta + kMaxWarps; }
+__device__ __forceinline__ uint32_t bulk_agent(uint32_t rank, uint32_t w) { return rank * kAgentsPerCta + kMaxWarps + 1 + w; }
+__device__ __forceinline__ uint32_t bar_agent(uint32_t rank, uint32_t b) { return kBarrierAgents + rank * kMaxBarriers + b; }
+__device__ __forceinline__ uint32_t record(uint32_t agent, uint32_t epoch) { return (agent + 1) << kEpochBits | epoch; }
+__device__ __forceinline__ uint32_t rec_agent(uint32_t r) { return (r >> kEpochBits) - 1; }
+__device__ __forceinline__ uint32_t rec_epoch(uint32_t r) { return r & kEpochMask; }
+
+// Whether access `r` is visible as finished to a thread that knows clock `vc`.
+__device__ __forceinline__ bool visible(const uint32_t* vc, uint32_t r) {
+  if (r == 0) return true;
+  const uint32_t e = rec_epoch(r);
+  return e != kPendingEpoch && vc[rec_agent(r)] >= e;
+}
+__device__ __forceinline__ void join(uint32_t* into, const uint32_t* from) {
+  for (int i = 0; i < kClock; ++i)
+    if (from[i] > into[i]) into[i] = from[i];
+}
+__device__ __forceinline__ void copy_clock(uint32_t* into, const uint32_t* from) {
+  for (int i = 0; i < kClock; ++i) into[i] = from[i];
+}
+__device__ __forceinline__ void zero_clock(uint32_t* c) {
+  for (int i = 0; i < kClock; ++i) c[i] = 0;
+}
+
+// ---- Messages --------------------------------------------------------------------------------------
+
+struct Msg {
+  char buf[kMessageBytes];
+  int n = 0;
+  __device__ Msg& s(const char* t) {
+    while (t && *t && n < kMessageBytes - 1) buf[n++] = *t++;
+    buf[n] = 0;
+    return *this;
+  }
+  __device__ Msg& u(uint32_t v) {
+    char tmp[12];
+    int k = 0;
+    do tmp[k++] = char('0' + v % 10), v /= 10; while (v);
+    while (k && n < kMessageBytes - 1) buf[n++] = tmp[--k];
+    buf[n] = 0;
+    return *this;
+  }
+  __device__ Msg& i(int v) { return v < 0 ? s("-").u(uint32_t(-v)) : u(uint32_t(v)); }
+  __device__ Msg& x(uint32_t v) {
+    s("0x");
+    for (int k = 4; k >= 0; --k) {
+      const uint32_t d = (v >> (4 * k)) & 15;
+      if (n < kMessageBytes - 1) buf[n++] = char(d < 10 ? '0' + d : 'a' + d - 10);
+    }
+    buf[n] = 0;
+    return *this;
+  }
+};
+
+__device__ __forceinline__ void copy_name(char (&dst)[16], const char* src) {
+  int k = 0;
+  for (; src && src[k] && k < 15; ++k) dst[k] = src[k];
+  for (; k < 16; ++k) dst[k] = 0;
+}
+
+// "warp 1 (mma) of CTA rank 0", "the tensor core of CTA rank 0", ... for an agent.
+__device__ inline void describe_agent(Msg& m, const Cluster& c, uint32_t agent) {
+  if (agent >= kBarrierAgents) {
+    const uint32_t rank = (agent - kBarrierAgents) / kMaxBarriers, b = (agent - kBarrierAgents) % kMaxBarriers;
+    const Barrier& bar = c.cta[rank].barriers[b];
+    m.s("a TMA load completing on barrier '").s(bar.name).s("' [").i(bar.index).s("] of CTA rank ").u(rank);
+    return;
+  }
+  const uint32_t rank = agent / kAgentsPerCta, a = agent % kAgentsPerCta;
+  if (a < uint32_t(kMaxWarps)) {
+    m.s("warp ").u(a);
+    if (c.cta[rank].warps[a].role[0]) m.s(" (").s(c.cta[rank].warps[a].role).s(")");
+    m.s(" of CTA rank ").u(rank);
+  } else if (a == uint32_t(kMaxWarps)) {
+    m.s("the tensor core of CTA rank ").u(rank).s(" (tcgen05.mma/cp)");
+  } else {
+    m.s("the bulk-copy unit reading for warp ").u(a - kMaxWarps - 1).s(" of CTA rank ").u(rank).s(" (TMA store)");
+  }
+}
+
+// One violation: what the message is built from.
+struct Violation {
+  const char* rule = "";        // the rule's name (docs/protocol_checker.md)
+  const char* what = "";        // one sentence
+  const char* fix = "";         // what makes it right
+  const char* section = "";     // PTX ISA section the rule comes from
+  int rank = -1, warp = -1;     // who acted
+  int bar_rank = -1, bar = -1;  // the barrier it concerns
+  const char* operand = nullptr;
+  int mem_rank = -1;            // shared memory of this CTA ...
+  bool tmem = false;            // ... or Tensor Memory (columns, quadrant)
+  uint32_t lo = 0, hi = 0, quadrant = 0;
+  uint32_t earlier = 0;         // the earlier access that was not visible (record), or 0
+  bool earlier_is_read = false;
+  const char* extra = nullptr;  // more text, already formatted
+  uint32_t a = 0, b = 0;        // numbers the rule names in `extra_numbers`
+  const char* numbers = nullptr;
+};
+
+__device__ inline void describe_barrier(Msg& m, const Cluster& c, int rank, int b) {
+  const Barrier& bar = c.cta[rank].barriers[b];
+  const uint32_t phase = bar.completed - bar.phase_base;
+  m.s("barrier '").s(bar.name).s("' [").i(bar.index).s("] of CTA rank ").u(uint32_t(rank)).s(", current phase ").u(phase)
+      .s(" (parity ").u(phase & 1).s("): ").u(bar.pending).s(" of ").u(bar.count).s(" arrivals and ")
+      .i(bar.tx).s(" transaction bytes still missing");
+}
+
+// Ends the kernel (trap mode) or records the message and makes every checked operation a no-op
+// (report mode). Called with the cluster's lock held; the caller unlocks and returns.
+static __device__ __noinline__ void report(const Cluster& c, const Violation& v) {
+  Msg m;
+  m.s("protocol checker: ").s(v.rule).s(": ").s(v.what).s("\n");
+  if (v.rank >= 0) {
+    m.s("  by: warp ").i(v.warp);
+    const Warp& w = c.cta[v.rank].warps[v.warp >= 0 ? v.warp : 0];
+    if (v.warp >= 0 && w.role[0]) m.s(" (").s(w.role).s(")");
+    m.s(" of CTA rank ").i(v.rank).s(" (block ").u(blockIdx.x).s(",").u(blockIdx.y).s(",").u(blockIdx.z).s(")\n");
+  }
+  if (v.bar >= 0) {
+    m.s("  ");
+    describe_barrier(m, c, v.bar_rank, v.bar);
+    m.s("\n");
+  }
+  if (v.operand) {
+    m.s("  operand: ").s(v.operand);
+    if (v.tmem)
+      m.s(", Tensor Memory columns [").u(v.lo).s(", ").u(v.hi).s("), lanes ").u(32 * v.quadrant).s("-").u(32 * v.quadrant + 31);
+    else
+      m.s(", shared memory [").x(v.lo).s(", ").x(v.hi).s(")");
+    if (v.mem_rank >= 0) m.s(" of CTA rank ").i(v.mem_rank);
+    m.s("\n");
+  }
+  if (v.earlier) {
+    m.s(v.earlier_is_read ? "  earlier read not visible as finished: by " : "  earlier write not visible: by ");
+    describe_agent(m, c, rec_agent(v.earlier));
+    const uint32_t e = rec_epoch(v.earlier);
+    if (rec_agent(v.earlier) >= uint32_t(kBarrierAgents)) {
+      const uint32_t ba = rec_agent(v.earlier) - kBarrierAgents;
+      const Barrier& bar = c.cta[ba / kMaxBarriers].barriers[ba % kMaxBarriers];
+      m.s(", in its phase ").u(e - 1 - bar.phase_base);
+    } else if (e == kPendingEpoch) {
+      m.s(", not yet finished (tcgen05.wait::ld, then tcgen05.fence::before_thread_sync)");
+    } else {
+      m.s(", its epoch ").u(e);
+    }
+    m.s("\n");
+  }
+  if (v.extra) m.s("  ").s(v.extra).s("\n");
+  if (v.numbers) m.s("  ").s(v.numbers).s(" ").u(v.a).s(", ").u(v.b).s("\n");
+  m.s("  rule: ").s(v.section).s("\n  fix: ").s(v.fix);
+  Control* ctl = g_protocol.control;
+  if (ctl->mode == kReport) {
+    if (atomicCAS(&ctl->violations, 0, 1) == 0) {
+      for (int k = 0; k <= m.n; ++k) ctl->message[k] = m.buf[k];
+      __threadfence_system();
+    }
+    atomicExch(&ctl->aborted, 1);
+    __threadfence();
+    return;
+  }
+  printf("%s\n", m.buf);
+  __trap();
+}
+
+// A message that is only text (the deadlock listing, the emulator's own traps).
+static __device__ __noinline__ void report_text(const Msg& m) {
+  Control* ctl = g_protocol.control;
+  if (ctl->mode == kReport) {
+    if (atomicCAS(&ctl->violations, 0, 1) == 0) {
+      for (int k = 0; k <= m.n; ++k) ctl->message[k] = m.buf[k];
+      __threadfence_system();
+    }
+    atomicExch(&ctl->aborted, 1);
+    __threadfence();
+    return;
+  }
+  printf("%s\n", m.buf);
+  __trap();
+}
+
+// ---- The cluster's state ---------------------------------------------------------------------------
+
+struct Slot {
+  unsigned long long token;  // cluster_token() once this CTA has found its cluster's state
+  uint32_t index;
+};
+__device__ __forceinline__ Slot& slot() {
+  __shared__ Slot s;  // one per CTA; shared memory is not cleared between CTAs, hence the token
+  return s;
+}
+
+__device__ __forceinline__ void lock(Cluster& c) {
+  while (atomicCAS(&c.lock, 0, 1) != 0) __nanosleep(20);
+  __threadfence();
+}
+__device__ __forceinline__ void unlock(Cluster& c) {
+  __threadfence();
+  atomicExch(&c.lock, 0);
+}
+
+__device__ inline void zero_words(void* p, size_t bytes) {
+  uint4* q = reinterpret_cast<uint4*>(p);
+  for (size_t i = 0; i < bytes / 16; ++i) q[i] = make_uint4(0, 0, 0, 0);
+}
+
+// The first thread of a cluster to get here claims a free slot in the table and clears it.
+__device__ inline void init_cluster(Cluster& c, uint32_t ctas) {
+  zero_words(reinterpret_cast<char*>(&c) + offsetof(Cluster, ctas), offsetof(Cluster, cta) - offsetof(Cluster, ctas));
+  for (uint32_t r = 0; r < ctas; ++r) {
+    Cta& t = c.cta[r];
+    zero_words(&t, sizeof(Cta));
+    for (uint32_t w = 0; w < uint32_t(kMaxWarps); ++w) t.warps[w].vc[warp_agent(r, w)] = 1;
+    t.tc_vc[tc_agent(r)] = 1;
+  }
+  c.ctas = ctas;
+  c.lock = 0;
+  __threadfence();
+  atomicExch(&c.ready, 1u);
+}
+
+// This CTA's cluster state, registering the CTA on first use; nullptr when checking is off or over.
+static __device__ __noinline__ Cluster* find_cluster() {
+  const uint64_t me = cluster_token();
+  const uint32_t ctas = sreg(5);
+  Control* ctl = g_protocol.control;
+  if (ctas > uint32_t(kMaxCtas) || block_threads() > uint32_t(32 * kMaxWarps)) {
+    Msg m;
+    m.s("protocol checker: unsupported: clusters of more than ").u(kMaxCtas).s(" CTAs or CTAs of more than ")
+        .u(32 * kMaxWarps).s(" threads are not modelled (cluster CTAs, threads) ").u(ctas).s(", ").u(block_threads());
+    report_text(m);
+    return nullptr;
+  }
+  const uint32_t start = uint32_t(me % uint32_t(kClusterSlots));
+  for (uint32_t i = 0; i < uint32_t(kClusterSlots); ++i) {
+    const uint32_t idx = (start + i) % uint32_t(kClusterSlots);
+    Cluster& c = g_protocol.clusters[idx];
+    const unsigned long long owner = atomicCAS(&c.owner, 0ull, me);
+    if (owner != 0ull && owner != me) continue;
+    if (owner == 0ull) init_cluster(c, ctas);
+    while (atomicAdd(&c.ready, 0u) == 0u) {
+      if (ctl->aborted) return nullptr;
+    }
+    __threadfence();
+    const uint32_t rank = ctarank();
+    if (!*reinterpret_cast<volatile uint32_t*>(&c.cta[rank].live)) {
+      lock(c);
+      if (!c.cta[rank].live) {
+        c.cta[rank].live = 1;
+        c.cta[rank].threads = block_threads();
+      }
+      unlock(c);
+    }
+    Slot& s = slot();
+    s.index = idx;
+    __threadfence_block();
+    s.token = me;
+    return &c;
+  }
+  Msg m;
+  m.s("protocol checker: unsupported: more than ").u(kClusterSlots)
+      .s(" clusters hold checker state at once; kernels release theirs through ptx::ProtocolScope, and the host "
+         "through protocol::take_violation()");
+  report_text(m);
+  return nullptr;
+}
+
+__device__ __forceinline__ Cluster* cluster() {
+  if (!enabled() || aborted()) return nullptr;
+  Slot& s = slot();
+  if (*reinterpret_cast<volatile unsigned long long*>(&s.token) == cluster_token()) return g_protocol.clusters + s.index;
+  return find_cluster();
+}
+
+// The calling lane group: the lowest active lane does the bookkeeping for all of them.
+__device__ __forceinline__ bool leader_lane() { return lane_id() == uint32_t(__ffs(__activemask()) - 1); }
+__device__ __forceinline__ uint32_t group_lanes() { return uint32_t(__popc(__activemask())); }
+
+// ---- Barriers --------------------------------------------------------------------------------------
+
+__device__ inline int find_barrier(const Cta& t, uint32_t offset) {
+  for (uint32_t b = 0; b < t.nbarriers; ++b)
+    if (t.barriers[b].offset == offset + 1) return int(b);
+  return -1;
+}
+
+__device__ inline Violation base_violation(uint32_t rank, uint32_t warp) {
+  Violation v;
+  v.rank = int(rank);
+  v.warp = int(warp);
+  return v;
+}
+
+// A barrier that must exist and be initialised; reports otherwise (returns -1).
+__device__ inline int live_barrier(Cluster& c, uint32_t target_rank, uint32_t offset, uint32_t rank, uint32_t warp,
+                                   const char* use) {
+  const int b = find_barrier(c.cta[target_rank], offset);
+  if (b >= 0 && c.cta[target_rank].barriers[b].live) return b;
+  Violation v = base_violation(rank, warp);
+  v.rule = "barrier-uninitialised";
+  v.what = use;
+  v.section = "PTX ISA 9.7.13.15.9 (mbarrier.init): a barrier is used only after mbarrier.init, made visible by "
+              "fence.mbarrier_init and a CTA or cluster barrier";
+  v.fix = "initialise the barrier (ptx::mbarrier_init) before any arrive, copy, commit or wait names it";
+  v.numbers = "(shared-memory offset, CTA rank)";
+  v.a = offset;
+  v.b = target_rank;
+  report(c, v);
+  return -1;
+}
+
+// The deadlock check: every live thread of the cluster waits on something nothing recorded can finish.
+static __device__ __noinline__ void check_deadlock(Cluster& c) {
+  for (uint32_t r = 0; r < c.ctas; ++r) {
+    const Cta& t = c.cta[r];
+    if (!t.live) return;  // a CTA that has not started yet will act
+    if (t.blocked < t.threads - t.exited) return;
+  }
+  Msg m;
+  m.s("protocol checker: deadlock: every live thread of the cluster waits, and nothing issued can complete the "
+      "phases they wait for\n");
+  for (uint32_t r = 0; r < c.ctas; ++r) {
+    const Cta& t = c.cta[r];
+    for (uint32_t b = 0; b < t.nbarriers; ++b) {
+      const Barrier& bar = t.barriers[b];
+      for (uint32_t p = 0; p < 2; ++p) {
+        if (!bar.waiting[p]) continue;
+        m.s("  ");
+        describe_barrier(m, c, int(r), int(b));
+        m.s("; waited for with parity ").u(p).s(" by ").u(bar.waiting[p]).s(" threads of warps");
+        for (uint32_t w = 0; w < uint32_t(kMaxWarps); ++w)
+          if (bar.waiting_warps[p] & (1u << w)) {
+            m.s(" ").u(w);
+            if (t.warps[w].role[0]) m.s(" (").s(t.warps[w].role).s(")");
+          }
+        m.s("\n");
+      }
+    }
+    if (t.sync_arrived) m.s("  ").u(t.sync_arrived).s(" threads of CTA rank ").u(r).s(" wait at the CTA barrier (ptx::cta_sync)\n");
+    if (t.cluster_arrived) m.s("  ").u(t.cluster_arrived).s(" threads of CTA rank ").u(r).s(" wait at the cluster barrier (ptx::cluster_sync)\n");
+    if (t.exited) m.s("  ").u(t.exited).s(" threads of CTA rank ").u(r).s(" have exited\n");
+  }
+  m.s("  rule: PTX ISA 9.7.13.15.16 (mbarrier.test_wait/try_wait): a phase completes only when its pending arrivals "
+      "and transaction bytes reach zero\n  fix: check each waiter's parity (a producer's first wait on an empty "
+      "slot uses parity 1) and that every phase waited for gets its arrivals");
+  report_text(m);
+}
+
+// The phase completes when all arrivals and transaction bytes are in: publish, flip, release waiters.
+__device__ inline void maybe_complete(Cluster& c, uint32_t rank, uint32_t b) {
+  Cta& t = c.cta[rank];
+  Barrier& bar = t.barriers[b];
+  if (bar.pending != 0 || bar.tx != 0) return;
+  bar.completed += 1;
+  copy_clock(bar.done_vc, bar.pending_vc);
+  bar.done_vc[bar_agent(rank, b)] = bar.completed;
+  zero_clock(bar.pending_vc);
+  bar.pending = bar.count;
+  bar.tx_seen = 0;
+  const uint32_t p = (bar.completed - 1 - bar.phase_base) & 1;
+  t.blocked -= bar.waiting[p];
+  bar.waiting[p] = 0;
+  bar.waiting_warps[p] = 0;
+}
+
+// One arrival (count 1) publishing `vc` on barrier b of CTA `target`.
+__device__ inline bool arrive_on(Cluster& c, uint32_t target, uint32_t b, const uint32_t* vc, bool async,
+                                 uint32_t rank, uint32_t warp) {
+  Barrier& bar = c.cta[target].barriers[b];
+  if (bar.pending == 0) {
+    Violation v = base_violation(rank, warp);
+    v.rule = "arrive-overflow";
+    v.what = "an arrival on a barrier whose current phase already has all its arrivals (it waits only for "
+             "transaction bytes)";
+    v.section = "PTX ISA 9.7.13.15.1 (mbarrier phases): a phase expects exactly the count given at init";
+    v.fix = "arrive exactly `count` times per phase; arm transaction bytes with arrive.expect_tx";
+    v.bar_rank = int(target);
+    v.bar = int(b);
+    report(c, v);
+    return false;
+  }
+  join(bar.pending_vc, vc);
+  bar.pending -= 1;
+  if (async) bar.async_phase = bar.completed + 1;
+  maybe_complete(c, target, b);
+  return true;
+}
+
+// ---- Shared-memory lines ----------------------------------------------------------------------------
+
+__device__ __forceinline__ bool is_generic(const Cta& t, uint32_t g) { return (t.smem_generic[g / 32] >> (g % 32)) & 1; }
+__device__ __forceinline__ void set_generic(Cta& t, uint32_t g, bool on) {
+  if (on) t.smem_generic[g / 32] |= 1u << (g % 32);
+  else t.smem_generic[g / 32] &= ~(1u << (g % 32));
+}
+
+__device__ inline void add_read(Line& l, uint32_t r) {
+  const uint32_t agent = rec_agent(r);
+  int free_slot = -1;
+  for (int k = 0; k < kReadSlots; ++k) {
+    if (l.read[k] && rec_agent(l.read[k]) == agent) {
+      l.read[k] = r;
+      return;
+    }
+    if (!l.read[k] && free_slot < 0) free_slot = k;
+  }
+  l.read[free_slot >= 0 ? free_slot : 0] = r;  // more readers than remembered: the oldest slot goes
+}
+
+// Whether a fence.proxy.async of the warp that made generic write `w` lies between it and what `vc` knows.
+__device__ inline bool proxy_fenced(const Cluster& c, uint32_t w, const uint32_t* vc) {
+  const uint32_t agent = rec_agent(w), e = rec_epoch(w);
+  const Warp& writer = c.cta[agent / kAgentsPerCta].warps[agent % kAgentsPerCta];
+  for (int k = 0; k < kFenceRing; ++k) {
+    const uint32_t f = writer.fences[k];
+    if (f >= e && f <= vc[agent]) return true;
+  }
+  return false;
+}
+
+enum class Access { kAsyncRead, kAsyncWrite, kGenericRead, kGenericWrite };
+
+// Checks an access by a thread that knows `vc` to lines [lo, hi) of CTA `mem`'s shared memory, and
+// records it as `rec`. Returns false after reporting.
+__device__ inline bool access_smem(Cluster& c, uint32_t mem, uint32_t lo, uint32_t hi, Access kind, const uint32_t* vc,
+                                   uint32_t rec, Violation v) {
+  Cta& t = c.cta[mem];
+  const bool write = kind == Access::kAsyncWrite || kind == Access::kGenericWrite;
+  const bool async = kind == Access::kAsyncRead || kind == Access::kAsyncWrite;
+  v.mem_rank = int(mem);
+  v.lo = lo;
+  v.hi = hi;
+  for (uint32_t g = lo / kGranuleBytes; g < (hi + kGranuleBytes - 1) / kGranuleBytes && g < uint32_t(kGranules); ++g) {
+    Line& l = t.smem[g];
+    if (!visible(vc, l.write)) {
+      v.earlier = l.write;
+      report(c, v);
+      return false;
+    }
+    if (async && l.write && is_generic(t, g) && !proxy_fenced(c, l.write, vc)) {
+      v.rule = "missing-proxy-fence";
+      v.what = "the async proxy (TMA, tensor core) accesses shared memory last written by generic stores, and no "
+               "fence.proxy.async of the writing warp is ordered between the two";
+      v.section = "PTX ISA 9.7.13.4 (fence.proxy.async) and 8.6 (proxies): generic-proxy writes become visible to "
+                  "the async proxy only through a proxy fence";
+      v.fix = "the writing warp calls ptx::fence_proxy_async_shared() after its stores and before the arrive or "
+              "barrier that hands the memory over";
+      v.earlier = l.write;
+      report(c, v);
+      return false;
+    }
+    if (write)
+      for (int k = 0; k < kReadSlots; ++k)
+        if (!visible(vc, l.read[k])) {
+          v.earlier = l.read[k];
+          v.earlier_is_read = true;
+          report(c, v);
+          return false;
+        }
+  }
+  for (uint32_t g = lo / kGranuleBytes; g < (hi + kGranuleBytes - 1) / kGranuleBytes && g < uint32_t(kGranules); ++g) {
+    Line& l = t.smem[g];
+    if (write) {
+      l.write = rec;
+      for (int k = 0; k < kReadSlots; ++k) l.read[k] = 0;
+      set_generic(t, g, kind == Access::kGenericWrite);
+    } else {
+      add_read(l, rec);
+    }
+  }
+  return true;
+}
+
+// ---- Tensor Memory cells -----------------------------------------------------------------------------
+
+__device__ inline bool columns_allocated(Cluster& c, uint32_t mem, uint32_t col, uint32_t n, Violation v) {
+  const Cta& t = c.cta[mem];
+  if (t.tmem_columns && col >= t.tmem_column && col + n <= t.tmem_column + t.tmem_columns) return true;
+  v.rule = "tmem-not-allocated";
+  v.what = "a tcgen05 operation uses Tensor Memory columns this CTA does not hold (never allocated, or deallocated)";
+  v.section = "PTX ISA 9.7.16.7.1 (tcgen05.alloc/dealloc): Tensor Memory is used between alloc and dealloc";
+  v.fix = "allocate before use; in a pair, deallocate only after both CTAs' last use (a cluster barrier)";
+  v.tmem = true;
+  v.mem_rank = int(mem);
+  v.lo = col;
+  v.hi = col + n;
+  report(c, v);
+  return false;
+}
+
+// ---- The hooks -------------------------------------------------------------------------------------
+
+// Every hook runs in one lane of the calling group; `G` is the state of the calling CTA's cluster.
+#define GEMM_PROTOCOL_ENTER()                          \
+  if (!leader_lane()) return;                          \
+  Cluster* cp_ = cluster();                            \
+  if (!cp_) return;                                    \
+  Cluster& G = *cp_;                                   \
+  const uint32_t rank = ctarank();        \
+  const uint32_t warp = warp_id();                     \
+  lock(G);                                             \
+  if (aborted()) {                                     \
+    unlock(G);                                         \
+    return;                                            \
+  }                                                    \
+  Warp& W = G.cta[rank].warps[warp];                   \
+  W.used = 1;                                          \
+  (void)W
+
+inline __device__ void on_role(const char* name) {
+  GEMM_PROTOCOL_ENTER();
+  copy_name(W.role, name);
+  unlock(G);
+}
+
+inline __device__ void on_init(uint32_t bar_addr, uint32_t count, const char* name, int index) {
+  GEMM_PROTOCOL_ENTER();
+  Cta& t = G.cta[rank];
+  const uint32_t off = smem_offset(bar_addr);
+  int b = find_barrier(t, off);
+  if (b >= 0 && t.barriers[b].live) {
+    Violation v = base_violation(rank, warp);
+    v.rule = "barrier-reinitialised";
+    v.what = "mbarrier.init of a barrier that is live (initialised and not invalidated)";
+    v.section = "PTX ISA 9.7.13.15.9 (mbarrier.init) and 9.7.13.15.10 (mbarrier.inval): a live barrier is "
+                "invalidated before its memory is initialised again";
+    v.fix = "initialise each barrier once, or mbarrier.inval (ptx::mbarrier_inval) it first";
+    v.bar_rank = int(rank);
+    v.bar = b;
+    report(G, v);
+    unlock(G);
+    return;
+  }
+  if (b < 0) {
+    if (t.nbarriers >= uint32_t(kMaxBarriers)) {
+      Violation v = base_violation(rank, warp);
+      v.rule = "unsupported";
+      v.what = "more mbarriers in one CTA than the checker keeps";
+      v.section = "the checker's limit (common/protocol/checker_state.h)";
+      v.fix = "raise kMaxBarriers";
+      report(G, v);
+      unlock(G);
+      return;
+    }
+    b = int(t.nbarriers++);
+    t.barriers[b].completed = 0;
+  }
+  Barrier& bar = t.barriers[b];
+  bar.offset = off + 1;
+  bar.live = 1;
+  bar.count = count;
+  bar.pending = count;
+  bar.tx = 0;
+  bar.tx_seen = 0;
+  bar.phase_base = bar.completed;
+  bar.observed = bar.completed;
+  bar.async_phase = 0;
+  bar.waiting[0] = bar.waiting[1] = 0;
+  bar.waiting_warps[0] = bar.waiting_warps[1] = 0;
+  bar.index = index;
+  copy_name(bar.name, name && name[0] ? name : "(unnamed)");
+  zero_clock(bar.pending_vc);
+  zero_clock(bar.done_vc);
+  unlock(G);
+}
+
+inline __device__ void on_inval(uint32_t bar_addr) {
+  GEMM_PROTOCOL_ENTER();
+  Cta& t = G.cta[rank];
+  const int b = live_barrier(G, rank, smem_offset(bar_addr), rank, warp, "mbarrier.inval of a barrier that is not live");
+  if (b >= 0) t.barriers[b].live = 0;
+  unlock(G);
+}
+
+// mbarrier.arrive (target_rank: the CTA whose barrier it is), with `tx` bytes expected first.
+inline __device__ void on_arrive(uint32_t bar_addr, uint32_t target_rank, uint32_t tx) {
+  GEMM_PROTOCOL_ENTER();
+  const int b = live_barrier(G, target_rank, smem_offset(bar_addr), rank, warp, "an arrive on a barrier never initialised");
+  if (b >= 0) {
+    G.cta[target_rank].barriers[b].tx += int32_t(tx);
+    if (arrive_on(G, target_rank, uint32_t(b), W.vc, false, rank, warp)) W.vc[warp_agent(rank, warp)] += 1;
+  }
+  unlock(G);
+}
+
+// A TMA load (or bulk copy) of `bytes` into [dst, dst + bytes) of this CTA, completing on the barrier
+// at bar_addr's offset in CTA `bar_rank`.
+inline __device__ void on_tma_load(uint32_t dst_addr, uint32_t bytes, uint32_t bar_addr, uint32_t bar_rank) {
+  GEMM_PROTOCOL_ENTER();
+  const int b = live_barrier(G, bar_rank, smem_offset(bar_addr), rank, warp,
+                             "a TMA load completes on a barrier never initialised");
+  if (b < 0) {
+    unlock(G);
+    return;
+  }
+  Barrier& bar = G.cta[bar_rank].barriers[b];
+  Violation v = base_violation(rank, warp);
+  v.rule = "tma-overwrites-unfinished";
+  v.what = "a TMA load overwrites shared memory whose earlier accesses are not visible as finished to the issuing "
+           "thread (a slot refilled before its consumers released it)";
+  v.section = "PTX ISA 9.7.9.27 (cp.async.bulk.tensor) and 8 (memory consistency): the issuing thread must have "
+              "observed the earlier readers' release (a commit or arrive it waited for)";
+  v.fix = "wait on the slot's empty barrier (whose phase the consumers' tcgen05.commit or arrive completes) before "
+          "refilling it";
+  v.operand = "TMA destination";
+  v.bar_rank = int(bar_rank);
+  v.bar = b;
+  const uint32_t off = smem_offset(dst_addr);
+  if (access_smem(G, rank, off, off + bytes, Access::kAsyncWrite, W.vc, record(bar_agent(bar_rank, uint32_t(b)), bar.completed + 1), v)) {
+    bar.tx -= int32_t(bytes);
+    bar.tx_seen += bytes;
+    bar.async_phase = bar.completed + 1;
+    if (bar.pending == 0 && bar.tx < 0) {
+      Violation o = base_violation(rank, warp);
+      o.rule = "tx-overflow";
+      o.what = "TMA transaction bytes beyond what arrive.expect_tx announced for the barrier's current phase";
+      o.section = "PTX ISA 9.7.13.15.2 (tx-count): the bytes completed in a phase must equal the bytes expected";
+      o.fix = "announce the bytes of every copy of the phase (both CTAs' for a pair) in expect_tx, and give each "
+              "copy its true box size";
+      o.bar_rank = int(bar_rank);
+      o.bar = b;
+      o.numbers = "(bytes of this copy, bytes counted in the phase)";
+      o.a = bytes;
+      o.b = bar.tx_seen;
+      report(G, o);
+    } else {
+      maybe_complete(G, bar_rank, uint32_t(b));
+    }
+  }
+  unlock(G);
+}
+
+// Before a wait on parity `parity`: is it blocked on a phase nothing recorded has completed?
+inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
+  GEMM_PROTOCOL_ENTER();
+  Cta& t = G.cta[rank];
+  const int b = live_barrier(G, rank, smem_offset(bar_addr), rank, warp, "a wait on a barrier never initialised");
+  if (b < 0) {
+    unlock(G);
+    return;
+  }
+  Barrier& bar = t.barriers[b];
+  const uint32_t phase = bar.completed - bar.phase_base;
+  if (bar.completed >= W.seen[b] + 2 && W.seen[b] >= bar.phase_base) {
+    Violation v = base_violation(rank, warp);
+    v.rule = "waiter-behind";
+    v.what = "a wait on a barrier that has completed two or more phases since this warp last waited on it: the "
+             "parity it waits for no longer names the phase it means";
+    v.section = "PTX ISA 9.7.13.15.16 (try_wait.parity): the parity names the current or the immediately "
+                "preceding phase only";
+    v.fix = "wait on every phase, or keep the barrier from running more than one phase ahead of this waiter";
+    v.bar_rank = int(rank);
+    v.bar = b;
+    v.numbers = "(phases completed at this warp's last wait, now)";
+    v.a = W.seen[b] - bar.phase_base;
+    v.b = phase;
+    report(G, v);
+    unlock(G);
+    return;
+  }
+  if ((phase & 1) == (parity & 1)) {  // the phase waited for has not completed: blocked
+    const uint32_t lanes = group_lanes();
+    bar.waiting[parity & 1] += lanes;
+    bar.waiting_warps[parity & 1] |= 1u << warp;
+    t.blocked += lanes;
+    check_deadlock(G);
+  }
+  unlock(G);
+}
+
+// After the wait returned: the waiter now knows what the observed phase published.
+inline __device__ void on_wait_end(uint32_t bar_addr, uint32_t parity) {
+  GEMM_PROTOCOL_ENTER();
+  Cta& t = G.cta[rank];
+  const int b = find_barrier(t, smem_offset(bar_addr));
+  if (b < 0) {
+    unlock(G);
+    return;
+  }
+  Barrier& bar = t.barriers[b];
+  const uint32_t phase = bar.completed - bar.phase_base;
+  if ((phase & 1) == (parity & 1)) {
+    Violation v = base_violation(rank, warp);
+    v.rule = "unseen-completion";
+    v.what = "a wait returned for a phase that no operation the checker saw has completed: an arrive, copy or commit "
+             "bypassed the wrappers of common/ptx";
+    v.section = "the checker sees only operations made through common/ptx (docs/protocol_checker.md)";
+    v.fix = "issue every mbarrier, TMA and tcgen05 operation through the wrappers";
+    v.bar_rank = int(rank);
+    v.bar = b;
+    report(G, v);
+    unlock(G);
+    return;
+  }
+  if (bar.completed > bar.phase_base) {
+    join(W.vc, bar.done_vc);
+    const uint32_t a = bar_agent(rank, uint32_t(b));
+    if (W.vc[a] < bar.completed) W.vc[a] = bar.completed;
+  }
+  W.seen[b] = bar.completed;
+  if (bar.completed > bar.observed) bar.observed = bar.completed;
+  unlock(G);
+}
+
+// fence.proxy.async: this warp's generic writes so far may be read by the async proxy.
+inline __device__ void on_fence_proxy_async() {
+  GEMM_PROTOCOL_ENTER();
+  const uint32_t me = warp_agent(rank, warp);
+  W.fences[W.nfences++ % kFenceRing] = W.vc[me];
+  W.vc[me] += 1;
+  unlock(G);
+}
+
+// Generic (st.shared / ld.shared) accesses a kernel declares: ptx::protocol_generic_write/read.
+inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) {
+  GEMM_PROTOCOL_ENTER();
+  Violation v = base_violation(rank, warp);
+  v.operand = write ? "generic store" : "generic load";
+  if (write) {
+    v.rule = "store-overwrites-unfinished";
+    v.what = "generic stores overwrite shared memory whose earlier accesses (a TMA store still reading it, a TMA "
+             "load, tensor-core reads) are not visible as finished to the storing warp";
+    v.section = "PTX ISA 9.7.9.27.2 (cp.async.bulk.wait_group.read) and 9.7.16.12 (tcgen05.commit): a source is "
+                "reusable once its readers are known to be done";
+    v.fix = "before rewriting a TMA store's source, cp.async.bulk.wait_group.read in the warp that issued it; "
+            "before rewriting an operand, wait for the commit covering its readers";
+  } else {
+    v.rule = "load-before-write-visible";
+    v.what = "generic loads read shared memory whose last write is not visible to the reading warp";
+    v.section = "PTX ISA 9.7.13.15 (mbarrier) and 8 (memory consistency): a reader observes a write through the "
+                "barrier the writer released";
+    v.fix = "wait on the barrier that the writer (TMA load, or the storing warp's arrive) completes";
+  }
+  const uint32_t off = smem_offset(addr), me = warp_agent(rank, warp);
+  access_smem(G, rank, off, off + bytes, write ? Access::kGenericWrite : Access::kGenericRead, W.vc, record(me, W.vc[me]), v);
+  unlock(G);
+}
+
+// TMA store of [src, src + bytes) by this warp, read by its bulk-copy unit as part of the next group.
+inline __device__ void on_tma_store(uint32_t src_addr, uint32_t bytes) {
+  GEMM_PROTOCOL_ENTER();
+  Violation v = base_violation(rank, warp);
+  v.rule = "tma-store-reads-unfinished";
+  v.what = "a TMA store reads shared memory whose last write is not visible to the issuing warp";
+  v.section = "PTX ISA 9.7.9.27 (cp.async.bulk.tensor, shared::cta to global) and 9.7.13.4 (fence.proxy.async)";
+  v.fix = "every warp that wrote the staging buffer fences (fence.proxy.async) and synchronises with the issuing "
+          "warp before the store is issued";
+  v.operand = "TMA store source";
+  const uint32_t off = smem_offset(src_addr);
+  access_smem(G, rank, off, off + bytes, Access::kAsyncRead, W.vc, record(bulk_agent(rank, warp), W.bulk_committed + 1), v);
+  unlock(G);
+}
+
+inline __device__ void on_bulk_commit() {
+  GEMM_PROTOCOL_ENTER();
+  W.bulk_committed += 1;
+  unlock(G);
+}
+
+// cp.async.bulk.wait_group(.read) N: all but the newest N groups have read their sources.
+inline __device__ void on_bulk_wait(uint32_t n) {
+  GEMM_PROTOCOL_ENTER();
+  if (W.bulk_committed >= n) {
+    const uint32_t a = bulk_agent(rank, warp);
+    if (W.vc[a] < W.bulk_committed - n) W.vc[a] = W.bulk_committed - n;
+  }
+  unlock(G);
+}
+
+// tcgen05.fence::after_thread_sync: this warp's tcgen05 work from now on sees what the warp knows.
+inline __device__ void on_tc_fence_after() {
+  GEMM_PROTOCOL_ENTER();
+  copy_clock(W.snap, W.vc);
+  unlock(G);
+}
+
+// tcgen05.fence::before_thread_sync: the warp's finished tcgen05.ld become visible through its next
+// arrive or barrier.
+inline __device__ void on_tc_fence_before() {
+  GEMM_PROTOCOL_ENTER();
+  if (W.ld_waited && W.npending) {
+    const uint32_t me = warp_agent(rank, warp), done = record(me, W.vc[me]), pending = record(me, kPendingEpoch);
+    for (uint32_t i = 0; i < W.npending; ++i) {
+      const uint32_t q = W.pending[i] >> 20, col = (W.pending[i] >> 8) & 0xFFF, n = W.pending[i] & 0xFF;
+      for (uint32_t cc = col; cc < col + n && cc < uint32_t(kTmemColumns); ++cc) {
+        Line& l = G.cta[rank].tmem[q][cc];
+        for (int k = 0; k < kReadSlots; ++k)
+          if (l.read[k] == pending) l.read[k] = done;
+      }
+    }
+    W.npending = 0;
+    W.ld_waited = 0;
+  }
+  unlock(G);
+}
+
+inline __device__ void on_tc_wait_ld() {
+  GEMM_PROTOCOL_ENTER();
+  W.ld_waited = 1;
+  unlock(G);
+}
+
+// tcgen05.ld of `n` columns from `taddr` (quadrant from its lane field).
+inline __device__ void on_tc_ld(uint32_t taddr, uint32_t n) {
+  GEMM_PROTOCOL_ENTER();
+  const uint32_t col = taddr & 0xFFFF, q = ((taddr >> 16) % 128) / 32;
+  Violation v = base_violation(rank, warp);
+  v.operand = "tcgen05.ld source";
+  if (!columns_allocated(G, rank, col, n, v)) {
+    unlock(G);
+    return;
+  }
+  v.tmem = true;
+  v.mem_rank = int(rank);
+  v.lo = col;
+  v.hi = col + n;
+  v.quadrant = q;
+  for (uint32_t cc = col; cc < col + n; ++cc) {
+    const Line& l = G.cta[rank].tmem[q][cc];
+    if (l.write == 0) {
+      v.rule = "ld-unwritten";
+      v.what = "tcgen05.ld of Tensor Memory that nothing has written since it was allocated";
+      v.section = "PTX ISA 9.7.16.7.1 (tcgen05.alloc): the contents of newly allocated Tensor Memory are undefined";
+      v.fix = "read only columns an mma (or cp) wrote, after waiting for the commit covering it";
+      report(G, v);
+      unlock(G);
+      return;
+    }
+    if (!visible(W.snap, l.write) && visible(W.vc, l.write)) {
+      v.rule = "missing-tcgen05-fence";
+      v.what = "tcgen05.ld of Tensor Memory whose write the warp has waited for, but without "
+               "tcgen05.fence::after_thread_sync between the wait and the load";
+      v.section = "PTX ISA 9.7.16.6.4 (tcgen05.fence::after_thread_sync)";
+      v.fix = "tcgen05.fence::after_thread_sync right after the wait";
+      v.earlier = l.write;
+      report(G, v);
+      unlock(G);
+      return;
+    }
+    if (!visible(W.snap, l.write)) {
+      v.numbers = "(epoch of the write, epoch of the tensor core's work this warp has seen)";
+      v.a = rec_epoch(l.write);
+      v.b = W.snap[rec_agent(l.write)];
+      v.rule = "ld-before-commit";
+      v.what = "tcgen05.ld of Tensor Memory whose last write (an mma or cp) is not visible to the reading warp: the "
+               "accumulator read before the commit covering it was waited for";
+      v.section = "PTX ISA 9.7.16.12.1 (tcgen05.commit) and 9.7.16.6.4 (tcgen05.fence): results are readable after "
+                  "waiting on the commit's barrier, then tcgen05.fence::after_thread_sync";
+      v.fix = "wait on the barrier the commit after the tile's last mma arrives on, then "
+              "tcgen05.fence::after_thread_sync, then tcgen05.ld";
+      v.earlier = l.write;
+      report(G, v);
+      unlock(G);
+      return;
+    }
+  }
+  const uint32_t pending = record(warp_agent(rank, warp), kPendingEpoch);
+  for (uint32_t cc = col; cc < col + n; ++cc) add_read(G.cta[rank].tmem[q][cc], pending);
+  if (W.npending < uint32_t(kPendingLd)) W.pending[W.npending++] = q << 20 | col << 8 | n;
+  W.ld_waited = 0;
+  unlock(G);
+}
+
+// The smem lines of a K-major operand of `rows` rows (8-row groups SBO apart, one swizzle row per row).
+__device__ inline void operand_lines(const tcgen05::SmemDescriptor& d, uint32_t rows, uint32_t& lo, uint32_t& hi) {
+  const uint32_t row_bytes = d.layout == tcgen05::Layout::kSwizzle128B ? 128 : d.layout == tcgen05::Layout::kSwizzle64B ? 64
+                             : d.layout == tcgen05::Layout::kSwizzle32B ? 32 : 16;
+  const uint32_t start = smem_offset(d.start) & ~(row_bytes - 1);
+  lo = start;
+  hi = start + ((rows + 7) / 8 - 1) * d.sbo + 8 * row_bytes;
+}
+
+// The tensor core takes up what the issuing warp saw at its last tcgen05.fence::after_thread_sync.
+__device__ inline uint32_t* tc_clock(Cluster& G, uint32_t rank, Warp& W) {
+  uint32_t* tc = G.cta[rank].tc_vc;
+  join(tc, W.snap);
+  return tc;
+}
+
+// Shared-memory operand read by the tensor core, in every CTA of the group (the peer's first: its bytes
+// arrive through the leader's barrier, the longer way).
+__device__ inline bool tc_reads_smem(Cluster& G, uint32_t rank, uint32_t warp, int cta_group, uint32_t lo, uint32_t hi,
+                                     const uint32_t* tc, const char* operand) {
+  const uint32_t first = cta_group == 2 ? rank & ~1u : rank;
+  const Warp& W = G.cta[rank].warps[warp];
+  for (int v_ = cta_group - 1; v_ >= 0; --v_) {
+    const uint32_t m = first + uint32_t(v_);
+    Violation v = base_violation(rank, warp);
+    v.operand = operand;
+    // Seen by the warp, not by its tcgen05 work: the fence after the wait is missing.
+    for (uint32_t g = lo / kGranuleBytes; g < (hi + kGranuleBytes - 1) / kGranuleBytes && g < uint32_t(kGranules); ++g) {
+      const uint32_t w = G.cta[m].smem[g].write;
+      if (!visible(tc, w) && visible(W.vc, w)) {
+        v.rule = "missing-tcgen05-fence";
+        v.what = "a tcgen05 operation reads shared memory whose write its issuing warp has waited for, but without "
+                 "tcgen05.fence::after_thread_sync between the wait and the issue";
+        v.section = "PTX ISA 9.7.16.6.4 (tcgen05.fence::after_thread_sync): orders tcgen05 operations after the "
+                    "preceding thread synchronisation";
+        v.fix = "tcgen05.fence::after_thread_sync right after the wait";
+        v.mem_rank = int(m);
+        v.lo = lo;
+        v.hi = hi;
+        v.earlier = w;
+        report(G, v);
+        return false;
+      }
+    }
+    v.rule = "mma-reads-unlanded";
+    v.what = "a tcgen05 operation reads shared memory whose last write (a TMA load, or stores) is not visible to its "
+             "issuing warp: issued before its data landed";
+    v.section = "PTX ISA 9.7.16.6.4 (tcgen05.fence) and 9.7.13.15 (mbarrier complete_tx): an operand is ready once "
+                "the issuing thread has waited on the barrier its copy completes on, then "
+                "tcgen05.fence::after_thread_sync";
+    v.fix = "wait on the slot's full barrier, then tcgen05.fence::after_thread_sync, before the mma or cp";
+    if (!access_smem(G, m, lo, hi, Access::kAsyncRead, tc, record(tc_agent(rank), tc[tc_agent(rank)]), v)) return false;
+  }
+  return true;
+}
+
+// Tensor Memory written by the tensor core (D of an mma, the scales of a cp), in every CTA of the group.
+__device__ inline bool tc_writes_tmem(Cluster& G, uint32_t rank, uint32_t warp, int cta_group, uint32_t col, uint32_t n,
+                                      const uint32_t* tc, const char* operand) {
+  const uint32_t first = cta_group == 2 ? rank & ~1u : rank, me = tc_agent(rank);
+  for (uint32_t m = first; m < first + uint32_t(cta_group); ++m) {
+    Violation v = base_violation(rank, warp);
+    v.operand = operand;
+    if (!columns_allocated(G, m, col, n, v)) return false;
+    for (uint32_t q = 0; q < uint32_t(kTmemQuadrants); ++q)
+      for (uint32_t cc = col; cc < col + n; ++cc) {
+        const Line& l = G.cta[m].tmem[q][cc];
+        for (int k = 0; k < kReadSlots; ++k)
+          if (l.read[k] && rec_agent(l.read[k]) != me && !visible(tc, l.read[k])) {
+            v.rule = "mma-overwrites-unread";
+            v.what = "a tcgen05 operation writes Tensor Memory whose earlier tcgen05.ld reads are not visible to it as "
+                     "finished: the accumulator reused before the epilogue released it";
+            v.section = "PTX ISA 9.7.16.6.4 (tcgen05.fence) and 9.7.16.8.5 (tcgen05.wait::ld): the reader waits for "
+                        "its loads, fences before_thread_sync and arrives; the MMA warp waits and fences "
+                        "after_thread_sync";
+            v.fix = "in the epilogue: tcgen05.wait::ld, tcgen05.fence::before_thread_sync, then arrive on the "
+                    "accumulator's empty barrier; in the MMA warp: wait on it, tcgen05.fence::after_thread_sync";
+            v.tmem = true;
+            v.mem_rank = int(m);
+            v.lo = col;
+            v.hi = col + n;
+            v.quadrant = q;
+            v.earlier = l.read[k];
+            v.earlier_is_read = true;
+            report(G, v);
+            return false;
+          }
+      }
+    const uint32_t r = record(me, tc[me]);
+    for (uint32_t q = 0; q < uint32_t(kTmemQuadrants); ++q)
+      for (uint32_t cc = col; cc < col + n; ++cc) {
+        Line& l = G.cta[m].tmem[q][cc];
+        l.write = r;
+        for (int k = 0; k < kReadSlots; ++k) l.read[k] = 0;
+      }
+  }
+  return true;
+}
+
+// Scale columns read by an mma: written since alloc (by a cp of this tensor core).
+__device__ inline bool tc_reads_tmem(Cluster& G, uint32_t rank, uint32_t warp, int cta_group, uint32_t col, uint32_t n,
+                                     const uint32_t* tc, const char* operand) {
+  const uint32_t first = cta_group == 2 ? rank & ~1u : rank, me = tc_agent(rank);
+  for (uint32_t m = first; m < first + uint32_t(cta_group); ++m) {
+    Violation v = base_violation(rank, warp);
+    v.operand = operand;
+    if (!columns_allocated(G, m, col, n, v)) return false;
+    for (uint32_t cc = col; cc < col + n; ++cc)
+      if (G.cta[m].tmem[0][cc].write == 0) {
+        v.rule = "mma-reads-unwritten-scales";
+        v.what = "an mma reads scale-factor columns that nothing has written since they were allocated";
+        v.section = "PTX ISA 9.7.16.9.2 (tcgen05.cp) and 9.7.16.10.9.1 (tcgen05.mma, block scaling)";
+        v.fix = "copy the scales (tcgen05.cp) into the columns the mma names first";
+        v.tmem = true;
+        v.mem_rank = int(m);
+        v.lo = col;
+        v.hi = col + n;
+        report(G, v);
+        return false;
+      }
+    for (uint32_t q = 0; q < uint32_t(kTmemQuadrants); ++q)
+      for (uint32_t cc = col; cc < col + n; ++cc) add_read(G.cta[m].tmem[q][cc], record(me, tc[me]));
+  }
+  return true;
+}
+
+inline __device__ void on_mma(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc, uint32_t sfa_tmem,
+                              uint32_t sfb_tmem, int cta_group) {
+  GEMM_PROTOCOL_ENTER();
+  uint32_t* tc = tc_clock(G, rank, W);
+  const tcgen05::InstrDescriptor id = tcgen05::decode_instr_descriptor(idesc);
+  const uint32_t n = id.n, m_rows = id.m / uint32_t(cta_group);
+  uint32_t lo, hi;
+  operand_lines(tcgen05::decode_smem_descriptor(adesc), m_rows, lo, hi);
+  bool ok = tc_reads_smem(G, rank, warp, cta_group, lo, hi, tc, "mma operand A");
+  if (ok) {
+    operand_lines(tcgen05::decode_smem_descriptor(bdesc), n / uint32_t(cta_group), lo, hi);
+    ok = tc_reads_smem(G, rank, warp, cta_group, lo, hi, tc, "mma operand B");
+  }
+  ok = ok && tc_reads_tmem(G, rank, warp, cta_group, sfa_tmem & 0xFFFF, 4, tc, "mma scale factors A");
+  ok = ok && tc_reads_tmem(G, rank, warp, cta_group, sfb_tmem & 0xFFFF, (n + 31) / 32, tc, "mma scale factors B");
+  ok = ok && tc_writes_tmem(G, rank, warp, cta_group, d_tmem & 0xFFFF, n, tc, "mma accumulator D");
+  G.cta[rank].tc_uncommitted = 1;
+  unlock(G);
+}
+
+inline __device__ void on_cp(uint32_t taddr, uint64_t sdesc, int cta_group) {
+  GEMM_PROTOCOL_ENTER();
+  uint32_t* tc = tc_clock(G, rank, W);
+  const uint32_t lo = smem_offset(tcgen05::decode_smem_descriptor(sdesc).start);
+  if (tc_reads_smem(G, rank, warp, cta_group, lo, lo + 512, tc, "tcgen05.cp source (scale factors)"))
+    tc_writes_tmem(G, rank, warp, cta_group, taddr & 0xFFFF, 4, tc, "tcgen05.cp destination (scale factors)");
+  G.cta[rank].tc_uncommitted = 1;
+  unlock(G);
+}
+
+// tcgen05.commit: one arrival on each barrier of the mask once the tensor core's work so far is done.
+inline __device__ void on_commit(uint32_t bar_addr, uint32_t mask) {
+  GEMM_PROTOCOL_ENTER();
+  uint32_t* tc = G.cta[rank].tc_vc;
+  const uint32_t off = smem_offset(bar_addr);
+  for (uint32_t r = 0; r < G.ctas; ++r) {
+    if (!(mask & (1u << r))) continue;
+    const int b = live_barrier(G, r, off, rank, warp, "a tcgen05.commit arrives on a barrier never initialised");
+    if (b < 0 || !arrive_on(G, r, uint32_t(b), tc, true, rank, warp)) break;
+  }
+  tc[tc_agent(rank)] += 1;
+  G.cta[rank].tc_uncommitted = 0;
+  unlock(G);
+}
+
+inline __device__ void on_alloc(uint32_t taddr, uint32_t ncols, int cta_group) {
+  GEMM_PROTOCOL_ENTER();
+  Cta& t = G.cta[rank];
+  Violation v = base_violation(rank, warp);
+  if (t.relinquished) {
+    v.rule = "alloc-after-relinquish";
+    v.what = "tcgen05.alloc after this CTA gave up its permit to allocate (tcgen05.relinquish_alloc_permit)";
+    v.section = "PTX ISA 9.7.16.7.1 (tcgen05.relinquish_alloc_permit): the CTA may not allocate again";
+    v.fix = "relinquish only after the CTA's last alloc";
+    report(G, v);
+  } else if (cta_group == 2 && !t.cluster_synced) {
+    v.rule = "pair-alloc-before-peer-known";
+    v.what = "a cta_group::2 tcgen05.alloc before this CTA knows its peer CTA is running";
+    v.section = "PTX ISA 9.7.16.7.1 (tcgen05.alloc): with .cta_group::2 the issuing warp must make sure the peer CTA "
+                "is launched and still active";
+    v.fix = "pass a cluster barrier (ptx::cluster_sync) in both CTAs before the collective alloc";
+    report(G, v);
+  } else {
+    t.tmem_column = taddr & 0xFFFF;
+    t.tmem_columns = ncols;
+    t.tmem_group = uint32_t(cta_group);
+    for (uint32_t q = 0; q < uint32_t(kTmemQuadrants); ++q)
+      for (uint32_t cc = t.tmem_column; cc < t.tmem_column + ncols && cc < uint32_t(kTmemColumns); ++cc) {
+        Line& l = t.tmem[q][cc];
+        l.write = 0;
+        for (int k = 0; k < kReadSlots; ++k) l.read[k] = 0;
+      }
+  }
+  unlock(G);
+}
+
+inline __device__ void on_dealloc(uint32_t taddr, uint32_t ncols) {
+  GEMM_PROTOCOL_ENTER();
+  Cta& t = G.cta[rank];
+  const uint32_t col = taddr & 0xFFFF;
+  Violation v = base_violation(rank, warp);
+  v.operand = "deallocated columns";
+  if (!columns_allocated(G, rank, col, ncols, v)) {
+    unlock(G);
+    return;
+  }
+  if (G.cta[t.tmem_group == 2 ? rank & ~1u : rank].tc_uncommitted) {
+    v.rule = "work-never-committed";
+    v.what = "tcgen05.dealloc while the tensor core has mma/cp work that no tcgen05.commit covers: nothing can ever "
+             "tell that work finished";
+    v.section = "PTX ISA 9.7.16.12.1 (tcgen05.commit): completion of tcgen05.mma/cp is tracked only through a commit";
+    v.fix = "commit after the last mma or cp, and wait for that commit before reading or deallocating";
+    report(G, v);
+    unlock(G);
+    return;
+  }
+  for (uint32_t q = 0; q < uint32_t(kTmemQuadrants); ++q)
+    for (uint32_t cc = col; cc < col + ncols; ++cc) {
+      const Line& l = t.tmem[q][cc];
+      const bool w_bad = !visible(W.vc, l.write);
+      int r_bad = -1;
+      for (int k = 0; k < kReadSlots && r_bad < 0; ++k)
+        if (!visible(W.vc, l.read[k])) r_bad = k;
+      if (w_bad || r_bad >= 0) {
+        const bool peer = w_bad && rec_agent(l.write) / kAgentsPerCta != rank;
+        v.rule = peer ? "dealloc-while-peer-issues" : "dealloc-pending";
+        v.what = peer ? "tcgen05.dealloc in one CTA of a pair while the pair's tensor core may still write its columns "
+                        "(the peer's work is not visible as finished here)"
+                      : "tcgen05.dealloc of columns whose last accesses are not visible as finished to the "
+                        "deallocating warp";
+        v.section = "PTX ISA 9.7.16.7.1 (tcgen05.dealloc): columns are deallocated after all their accesses "
+                    "completed; with .cta_group::2 both CTAs' work on them";
+        v.fix = "wait for the commit covering the last mma, finish every tcgen05.ld (wait::ld, fence), and in a pair "
+                "pass a cluster barrier before dealloc";
+        v.tmem = true;
+        v.mem_rank = int(rank);
+        v.lo = cc;
+        v.hi = cc + 1;
+        v.quadrant = q;
+        v.earlier = w_bad ? l.write : l.read[r_bad];
+        v.earlier_is_read = !w_bad;
+        report(G, v);
+        unlock(G);
+        return;
+      }
+    }
+  t.tmem_columns = 0;
+  unlock(G);
+}
+
+inline __device__ void on_relinquish() {
+  GEMM_PROTOCOL_ENTER();
+  G.cta[rank].relinquished = 1;
+  unlock(G);
+}
+
+// CTA-wide barrier (bar.sync 0) and cluster barrier: every participant publishes; all learn the join.
+// Returns the generation to depart from.
+inline __device__ void on_cta_sync_arrive() {
+  GEMM_PROTOCOL_ENTER();
+  Cta& t = G.cta[rank];
+  const uint32_t lanes = group_lanes();
+  join(t.sync_vc, W.vc);
+  W.vc[warp_agent(rank, warp)] += 1;
+  t.sync_arrived += lanes;
+  t.blocked += lanes;
+  if (t.sync_arrived >= t.threads - t.exited) {
+    copy_clock(t.sync_done_vc, t.sync_vc);
+    zero_clock(t.sync_vc);
+    t.blocked -= t.sync_arrived;
+    t.sync_arrived = 0;
+    t.sync_generation += 1;
+  } else {
+    check_deadlock(G);
+  }
+  unlock(G);
+}
+inline __device__ void on_cta_sync_depart() {
+  GEMM_PROTOCOL_ENTER();
+  join(W.vc, G.cta[rank].sync_done_vc);
+  unlock(G);
+}
+
+inline __device__ void on_cluster_sync_arrive() {
+  GEMM_PROTOCOL_ENTER();
+  Cta& t = G.cta[rank];
+  const uint32_t lanes = group_lanes();
+  join(G.sync_vc, W.vc);
+  W.vc[warp_agent(rank, warp)] += 1;
+  t.cluster_arrived += lanes;
+  t.blocked += lanes;
+  G.sync_arrived += lanes;
+  uint32_t live = 0;
+  for (uint32_t r = 0; r < G.ctas; ++r)
+    live += G.cta[r].live ? G.cta[r].threads - G.cta[r].exited : block_threads();
+  if (G.sync_arrived >= live) {
+    copy_clock(G.sync_done_vc, G.sync_vc);
+    zero_clock(G.sync_vc);
+    for (uint32_t r = 0; r < G.ctas; ++r) {
+      G.cta[r].blocked -= G.cta[r].cluster_arrived;
+      G.cta[r].cluster_arrived = 0;
+      G.cta[r].cluster_synced = 1;
+    }
+    G.sync_arrived = 0;
+    G.sync_generation += 1;
+  } else {
+    check_deadlock(G);
+  }
+  unlock(G);
+}
+inline __device__ void on_cluster_sync_depart() {
+  GEMM_PROTOCOL_ENTER();
+  join(W.vc, G.sync_done_vc);
+  unlock(G);
+}
+
+// A thread leaves the kernel (ptx::ProtocolScope). The CTA's last thread checks what the CTA leaves
+// behind; the cluster's last CTA frees the cluster's state.
+inline __device__ void on_thread_exit() {
+  if (!enabled() || aborted()) return;
+  Slot& s = slot();
+  if (*reinterpret_cast<volatile unsigned long long*>(&s.token) != cluster_token()) return;  // never used the checker
+  Cluster& G = g_protocol.clusters[s.index];
+  const uint32_t rank = ctarank();
+  lock(G);
+  if (aborted()) {
+    unlock(G);
+    return;
+  }
+  Cta& t = G.cta[rank];
+  t.exited += 1;
+  bool release = false;
+  if (t.exited == t.threads) {
+    Violation v = base_violation(rank, 0);
+    v.warp = -1;
+    v.rank = -1;
+    if (t.tmem_columns) {
+      v.rule = "exit-with-tmem";
+      v.what = "a CTA exits with Tensor Memory still allocated";
+      v.section = "PTX ISA 9.7.16.7.1 (tcgen05.alloc): all Tensor Memory a CTA allocated must be deallocated before "
+                  "it exits";
+      v.fix = "tcgen05.dealloc every allocation (in a pair, in both CTAs) before the kernel ends";
+      v.operand = "still allocated";
+      v.tmem = true;
+      v.mem_rank = int(rank);
+      v.lo = t.tmem_column;
+      v.hi = t.tmem_column + t.tmem_columns;
+      report(G, v);
+    } else {
+      for (uint32_t b = 0; b < t.nbarriers; ++b) {
+        const Barrier& bar = t.barriers[b];
+        if (bar.async_phase > bar.observed) {
+          v.rule = "exit-with-signal-in-flight";
+          v.what = "a CTA exits while an asynchronous arrive on one of its barriers (a tcgen05.commit, a peer's "
+                   "multicast commit, TMA transaction bytes) may still be in flight: no wait observed its phase";
+          v.section = "PTX ISA 9.7.16.12.1 (tcgen05.commit) and 9.7.9.27 (cp.async.bulk): asynchronous operations "
+                      "write the barrier's shared memory when they complete, which must happen before the CTA exits";
+          v.fix = "before exiting, wait for the last phase of every barrier that commits or copies complete on (the "
+                  "producer waits on each slot's empty barrier once more)";
+          v.bar_rank = int(rank);
+          v.bar = int(b);
+          report(G, v);
+          break;
+        }
+      }
+    }
+    G.exited_ctas += 1;
+    release = G.exited_ctas == G.ctas && !aborted();
+  } else {
+    check_deadlock(G);
+  }
+  unlock(G);
+  if (release) {
+    atomicExch(&G.ready, 0u);
+    __threadfence();
+    atomicExch(&G.owner, 0ull);
+  }
+}
+
+#undef GEMM_PROTOCOL_ENTER
+
+// The emulator's own failures go through the checker's report (trap or report mode).
+inline __device__ void report_emulator(const char* instruction, const char* what, uint32_t a, uint32_t b) {
+  Msg m;
+  m.s("tcgen05 emulator: ").s(instruction).s(": ").s(what).s(" [").u(a).s(", ").u(b).s("] (block ").u(blockIdx.x)
+      .s(",").u(blockIdx.y).s(",").u(blockIdx.z).s(" thread ").u(threadIdx.x).s(")");
+  report_text(m);
+}
+
+}  // namespace dev
+#endif  // GEMM_PROTOCOL_ACTIVE
+
+}  // namespace gemm::protocol

@@ -1,0 +1,25 @@
+// Which device pass is being compiled: the macros the PTX wrappers, the emulator and the protocol
+// checker choose their code with.
+#pragma once
+
+// Compiled for a GPU with tcgen05 (the arch-specific Blackwell targets).
+#if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM101_ALL) || defined(__CUDA_ARCH_FEAT_SM103_ALL)
+#define GEMM_HAS_TCGEN05 1
+#else
+#define GEMM_HAS_TCGEN05 0
+#endif
+
+// The protocol checker (common/protocol/checker.cuh), chosen per target by CMake:
+//   0  off (the default)
+//   1  on in device passes without tcgen05, where the emulator runs tcgen05 (stages whose kernels use
+//      common/ptx/tcgen05.cuh, and the tests of common/); native Blackwell code is untouched
+//   2  on in every device pass: the checked build (`cmake --workflow --preset check`), which keeps the
+//      real tcgen05 and TMA instructions on a B200 and records around them
+#ifndef GEMM_PROTOCOL_CHECK
+#define GEMM_PROTOCOL_CHECK 0
+#endif
+#if defined(__CUDA_ARCH__) && (GEMM_PROTOCOL_CHECK == 2 || (GEMM_PROTOCOL_CHECK == 1 && !GEMM_HAS_TCGEN05))
+#define GEMM_PROTOCOL_ACTIVE 1
+#else
+#define GEMM_PROTOCOL_ACTIVE 0
+#endif
