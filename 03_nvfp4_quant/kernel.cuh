@@ -68,7 +68,7 @@ inline constexpr int kThreads = kThreadsM * kThreadsN;  // 256
 inline constexpr int kChunkBytes = gemm::kSwizzleChunkBytes;            // 16
 inline constexpr int kPackedRowBytes = kTileK / 2;                       // 128
 inline constexpr int kPackedTileBytes = kBM * kPackedRowBytes;           // 16 KB per operand
-inline constexpr int kSfTileBytes = kBM * (kTileK / gemm::kSfVector);    // 2 KB: 4 atoms of 512 B
+inline constexpr int kSfBlockBytes = kBM * (kTileK / gemm::kSfVector);    // 2 KB: 4 atoms of 512 B
 inline constexpr int kSlices = kTileK / kSliceK;                         // 8
 inline constexpr int kSliceChunks = kSliceK / 4;                         // 8 float4 per decoded row
 inline constexpr int kDecodedTileBytes = kBM * kSliceK * 4;              // 16 KB per operand
@@ -76,17 +76,17 @@ inline constexpr int kDecodedTileBytes = kBM * kSliceK * 4;              // 16 K
 inline constexpr int kPackedChunksPerThread = kPackedTileBytes / kChunkBytes / kThreads;  // 4
 static_assert(kPackedRowBytes == gemm::kSwizzleRowBytes, "a packed tile row is one 128-byte swizzle row");
 static_assert(kSliceK * 4 == gemm::kSwizzleRowBytes, "a decoded FP32 slice row is one 128-byte swizzle row");
-static_assert(2 * kSfTileBytes / kChunkBytes == kThreads, "one scale chunk per thread: SFA by the first half");
+static_assert(2 * kSfBlockBytes / kChunkBytes == kThreads, "one scale chunk per thread: SFA by the first half");
 static_assert(kBM == kBN && kThreads == 2 * kBM, "decode: thread t handles half a slice row of A and of B");
 
 // Shared memory, one block: ~68 KB, so it is dynamic (above the 48 KB static limit).
 struct SharedStorage {
-  alignas(1024) unsigned char a_packed[kPackedTileBytes];  // swizzled, as TMA writes it (stage 04)
-  alignas(1024) unsigned char b_packed[kPackedTileBytes];
+  alignas(1024) unsigned char a[kPackedTileBytes];  // swizzled, as TMA writes it (stage 04)
+  alignas(1024) unsigned char b[kPackedTileBytes];
   alignas(1024) unsigned char a_dec[kDecodedTileBytes];    // swizzled FP32 slice, stage 02's layout
   alignas(1024) unsigned char b_dec[kDecodedTileBytes];
-  alignas(16) uint8_t sfa[kSfTileBytes];                   // 4 blocked-layout atoms
-  alignas(16) uint8_t sfb[kSfTileBytes];
+  alignas(16) uint8_t sfa[kSfBlockBytes];                   // 4 blocked-layout atoms
+  alignas(16) uint8_t sfb[kSfBlockBytes];
   __half e2m1_table[16];                                   // Hopper's E2M1 decode table
 };
 
@@ -162,8 +162,8 @@ nvfp4_cuda_core_gemm(int M, int N, int K, int blocks_n, const uint8_t* __restric
 #pragma unroll
     for (int i = 0; i < kPackedChunksPerThread; ++i) {
       const int c = threadIdx.x + i * kThreads, r = c / 8, ch = c % 8;
-      *reinterpret_cast<uint4*>(s.a_packed + smem_offset(r, ch)) = ra[i];
-      *reinterpret_cast<uint4*>(s.b_packed + smem_offset(r, ch)) = rb[i];
+      *reinterpret_cast<uint4*>(s.a + smem_offset(r, ch)) = ra[i];
+      *reinterpret_cast<uint4*>(s.b + smem_offset(r, ch)) = rb[i];
     }
     *reinterpret_cast<uint4*>((threadIdx.x < kThreads / 2 ? s.sfa : s.sfb) + (threadIdx.x % (kThreads / 2)) * kChunkBytes) = rs;
     __syncthreads();
@@ -177,8 +177,8 @@ nvfp4_cuda_core_gemm(int M, int N, int K, int blocks_n, const uint8_t* __restric
         const uint32_t src = smem_offset(r, slice) + half * 8;
         const float sa = gemm::e4m3_to_float(s.sfa[gemm::sf_offset(r, k16, kTileK)]);
         const float sb = gemm::e4m3_to_float(s.sfb[gemm::sf_offset(r, k16, kTileK)]);
-        decode_16(*reinterpret_cast<const uint2*>(s.a_packed + src), sa, s.e2m1_table, s.a_dec, r, half * 4);
-        decode_16(*reinterpret_cast<const uint2*>(s.b_packed + src), sb, s.e2m1_table, s.b_dec, r, half * 4);
+        decode_16(*reinterpret_cast<const uint2*>(s.a + src), sa, s.e2m1_table, s.a_dec, r, half * 4);
+        decode_16(*reinterpret_cast<const uint2*>(s.b + src), sb, s.e2m1_table, s.b_dec, r, half * 4);
       }
       __syncthreads();
 

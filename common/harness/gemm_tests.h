@@ -72,9 +72,12 @@ inline bool launches_with(const Stage& s, Nvfp4Launcher f) { return s.precision 
 //   Gpu<Name>COffset.WorksWithAnElementAlignedC     C one element past an allocation's start
 //   Gpu<Name>Args.RejectsInvalidArgumentsAndWritesNothing
 //   <Name>Args.RejectsInvalidArgumentsBeforeAnyLaunch   (CPU only: runs in CI too)
-//   <Name>Stage.IsRegisteredUnderItsFolderName
+//   <Name>Stage.LaunchesThroughItsStage, <Name>Stage.IsRegisteredUnderItsFolderName
 // `stage` is the stage's kStage; `tile` its block tile (for the case list and mismatch grouping).
-#define GEMM_STANDARD_STAGE_TESTS(Name, stage, launcher, cases, tile)                                 \
+// A stage taught in several steps (add_gemm_stage(... STEPS ...)) runs GEMM_STANDARD_STEP_TESTS for
+// each earlier step: the same tests, with <Name>Stage.LaunchesThroughItsStage instead of the
+// folder-name check (a step's id is its own, e.g. "05_tcgen05_1cta").
+#define GEMM_STANDARD_STEP_TESTS(Name, stage, launcher, cases, tile)                                  \
   class Gpu##Name : public ::testing::TestWithParam<::gemm::testing::GemmCase> {};                    \
   TEST_P(Gpu##Name, MatchesCpuReference) {                                                            \
     GEMM_REQUIRE_GPU();                                                                               \
@@ -93,7 +96,12 @@ inline bool launches_with(const Stage& s, Nvfp4Launcher f) { return s.precision 
   TEST(Name##Args, RejectsInvalidArgumentsBeforeAnyLaunch) {                                          \
     ::gemm::testing::expect_rejects_invalid_arguments_cpu(launcher);                                  \
   }                                                                                                   \
+  TEST(Name##Stage, LaunchesThroughItsStage) {                                                        \
+    EXPECT_TRUE(::gemm::testing::launches_with(stage, launcher));                                     \
+  }
+
+#define GEMM_STANDARD_STAGE_TESTS(Name, stage, launcher, cases, tile)                                 \
+  GEMM_STANDARD_STEP_TESTS(Name, stage, launcher, cases, tile)                                        \
   TEST(Name##Stage, IsRegisteredUnderItsFolderName) {                                                 \
     EXPECT_STREQ((stage).id, GEMM_STAGE_ID);                                                          \
-    EXPECT_TRUE(::gemm::testing::launches_with(stage, launcher));                                     \
   }
