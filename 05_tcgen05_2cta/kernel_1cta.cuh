@@ -69,10 +69,11 @@ static_assert(sizeof(Slot) % 1024 == 0, "slots must keep the 1024-byte alignment
 
 // The slot count: as many as both memories hold. Shared memory: the 227 KB a block may opt into
 // (sm_90 and sm_100), less the alignment slack, the barriers, and kStaticSmemMargin for static shared
-// memory that is not the kernel's own (none on sm_100a; on Hopper the emulator's per-CTA record, a
-// few dozen bytes). Tensor Memory: 512 columns less the accumulator, each slot with its scale columns.
+// memory that is not the kernel's own: the 1 KB cuobjdump reports for every sm_100a kernel, the
+// emulator's per-CTA record on Hopper, the protocol checker's. Tensor Memory: 512 columns less the
+// accumulator, each slot with its scale columns.
 inline constexpr int kSmemPerBlock = 232448;
-inline constexpr int kStaticSmemMargin = 1024;
+inline constexpr int kStaticSmemMargin = 2048;
 inline constexpr int kFixedBytes = 1024 /* barriers */ + 1024 /* alignment */ + kStaticSmemMargin;
 inline constexpr int kSfaColumnsPerSlot = kStepsPerTile * kSfColumnsPerAtom;               // 16
 inline constexpr int kSfbColumnsPerSlot = kStepsPerTile * kSfbAtoms * kSfColumnsPerAtom;   // 16

@@ -192,6 +192,15 @@ function(gemm_finish_stages)
     add_test(NAME tile_order_script COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/tile_order.py --check
       WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
     set_tests_properties(tile_order_script PROPERTIES LABELS "docs;cpu" SKIP_RETURN_CODE 77)
+    add_test(NAME stage_diff_script COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/test_stage_diff.py
+      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(stage_diff_script PROPERTIES LABELS "docs;cpu")
+    # docs/stage_diffs.md is generated: this fails when a kernel file changed and the table did not.
+    add_test(NAME stage_diff_table
+      COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/stage_diff.py --table
+              --check ${PROJECT_SOURCE_DIR}/docs/stage_diffs.md
+      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(stage_diff_table PROPERTIES LABELS "docs;cpu")
     add_test(NAME pipeline_diagram_script
       COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/pipeline_diagram.py --check
       WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
