@@ -1,40 +1,10 @@
-// =================================================================================================
-//  An NVFP4 GEMM for Blackwell, built one layer at a time                         stage 03 of 07
-//
-//     00_naive          FP32, one thread per output: the textbook triple loop
-//     01_tiled_smem     FP32, shared-memory tiles and register tiles: data reuse
-//     02_swizzle        FP32, XOR-swizzled shared memory: no bank conflicts
-//  >> 03_nvfp4_quant    NVFP4: the quantizer, and a CUDA-core GEMM on packed E2M1 + E4M3 scales
-//     04_tma_mbarrier   NVFP4: TMA bulk-tensor loads into a multi-stage mbarrier pipeline
-//     05_tcgen05_2cta   NVFP4: tcgen05 block-scaled MMA, Tensor Memory, 2-CTA pairs
-//     06_persistent_ws  NVFP4: persistent tile scheduler, warp-specialised producer/MMA/epilogue
-//     07_epilogue_tma   NVFP4: TMEM -> registers -> swizzled SMEM -> TMA store epilogue
-//
-//  Every stage computes C = A * B^T with both operands K-major (common/gemm_api.h). From here on
-//  the operands are NVFP4: A (M x K) and B (N x K) packed E2M1, two values per byte; SFA and SFB
-//  one E4M3 scale per 16 values in the blocked layout (common/sf_layout.h); C = alpha * A B^T, FP16.
-// =================================================================================================
-//
-// What changed since stage 02, and why
-// ------------------------------------
-// The data. An FP32 operand costs 4 bytes per value; NVFP4 costs half a byte plus one scale byte
-// per 16 values: 0.5625 bytes, 7.1x less. Everything the later stages do (TMA, tensor cores) moves
-// and consumes exactly these bytes, so this stage fixes their layout in shared memory:
-//
-//   packed tiles   BM x 128 bytes (256 values of k) per operand, 128-byte rows with the swizzle of
-//                  stage 02: the tile TMA will write in stage 04 and tcgen05 will read in stage 05;
-//   scale atoms    the four 512-byte blocked-layout atoms that cover those 256 values of k for the
-//                  block's 128 rows, copied as they are (2 KB contiguous in global memory).
-//
-// The arithmetic stays stage 02's: CUDA cores cannot multiply FP4, so each 32-value slice of k is
-// first decoded into the FP32 tiles stage 02 computed from (payload x block scale, exact in FP32),
-// then stage 02's FMA loop runs unchanged. A block decodes each value once (a thread decodes 16
-// values with one scale lookup), and does 128 FMAs per decoded value, so decoding costs a few
-// percent. alpha and the rounding to FP16 happen once per output, in the epilogue.
-//
-// E2M1 decode: `cvt.rn.f16x2.e2m1x2` where the GPU has it (sm_100a); on Hopper a 16-entry table in
-// shared memory (16 halves in 8 banks: a warp's lookups never conflict). Scale indexing goes
-// through gemm::sf_offset(), the function the CPU reference uses.
+// Stage 03: NVFP4 operands, decoded for the CUDA cores.             README.md explains each change.
+// Changes from 02_swizzle/kernel.cuh:
+//   1. The operands are NVFP4: packed E2M1 tiles of 128 rows x 128 bytes (256 values of k) with the
+//      swizzle of stage 02, and the blocked scale atoms of those rows (kSfBlockBytes per k-tile).
+//   2. Each 32-value slice of k is decoded into stage 02's FP32 tiles (payload x scale, exact), then
+//      stage 02's FMA loop runs unchanged; alpha and the FP16 rounding happen once, in the epilogue.
+//   3. E2M1 decode: cvt.rn.f16x2.e2m1x2 on sm_100a, a 16-entry shared-memory table on Hopper.
 #pragma once
 
 #include <cuda_fp16.h>
