@@ -2,7 +2,7 @@
 // Changes from 05_tcgen05_2cta/kernel_1cta.cuh:
 //   1. cta_group::2 in a cluster of two CTAs: the leader (rank 0) issues MMAs of M = 256, N = 256 that
 //      read A and half of B from each CTA's shared memory and write each CTA's 128 rows of D into
-//      its own TMEM. Each CTA loads the same bytes as in step 1 and gets twice the columns of C.
+//      its own TMEM. Each CTA loads the A and B bytes of step 1 and gets twice the columns of C.
 //   2. Both CTAs' TMA loads complete on the leader's "full" barrier (.cta_group::2), which expects
 //      the bytes of both; only the leader's MMA warp waits on it.
 //   3. The scales travel by tensor maps (16-byte lines): a bulk copy cannot complete on the other

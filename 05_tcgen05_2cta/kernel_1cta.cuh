@@ -7,7 +7,7 @@
 //   3. The MMA is asynchronous: tcgen05.commit, not an arrive, releases a slot ("empty") and
 //      announces the finished accumulator ("acc_full"); one elected thread of the MMA warp issues.
 //   4. Warp roles: warp 0 produces, warp 1 issues the MMAs, then all 4 warps drain the 4 TMEM
-//      quadrants; one CTA per SM (TMEM), so kSlots fills the whole 227 KB.
+//      quadrants; one CTA per SM (TMEM), so the ring takes what 227 KB of shared memory hold.
 #pragma once
 
 #include <cuda.h>

@@ -1,7 +1,8 @@
 // The GPU test procedure every stage's test.cu runs, so that "tested against the CPU reference"
 // means the same thing for every stage:
 //   1. seeded inputs of the case's tier (common/harness/problems.h), uploaded;
-//   2. C poisoned with NaN (all bytes 0xFF) so an unwritten output cannot pass;
+//   2. C poisoned with NaN (all bytes 0xFF) so an unwritten output cannot pass, between 64 poisoned
+//      guard elements on each side that must stay poisoned (a write past either end of C fails);
 //   3. launch through the stage's launcher, synchronise, check every CUDA error;
 //   4. compare every output with the CPU reference (common/harness/compare.h);
 //   5. poison and run again: the two results must be identical bit for bit (a result that moves
