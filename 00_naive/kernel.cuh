@@ -1,38 +1,8 @@
-// =================================================================================================
-//  An NVFP4 GEMM for Blackwell, built one layer at a time                         stage 00 of 07
-//
-//  >> 00_naive          FP32, one thread per output: the textbook triple loop
-//     01_tiled_smem     FP32, shared-memory tiles and register tiles: data reuse
-//     02_swizzle        FP32, XOR-swizzled shared memory: no bank conflicts
-//     03_nvfp4_quant    NVFP4: the quantizer, and a CUDA-core GEMM on packed E2M1 + E4M3 scales
-//     04_tma_mbarrier   NVFP4: TMA bulk-tensor loads into a multi-stage mbarrier pipeline
-//     05_tcgen05_2cta   NVFP4: tcgen05 block-scaled MMA, Tensor Memory, 2-CTA pairs
-//     06_persistent_ws  NVFP4: persistent tile scheduler, warp-specialised producer/MMA/epilogue
-//     07_epilogue_tma   NVFP4: TMEM -> registers -> swizzled SMEM -> TMA store epilogue
-//
-//  Every stage computes C = A * B^T with both operands K-major (common/gemm_api.h):
-//  A is M x K row-major, B is N x K row-major, C is M x N row-major, L batches.
-// =================================================================================================
-//
-// What this stage is, and why start here
-// --------------------------------------
-// The definition of a matrix product, run by one GPU thread per element of C:
-//
-//     C[m][n] = sum_k A[m][k] * B[n][k]
-//
-// Each thread reads a row of A and a row of B (2K floats, 8K bytes) to do 2K FLOPs: 0.25 FLOP per
-// byte if every load went to memory. A GEMM has far more reuse than that (each element of A is
-// needed by all N columns), so the whole series is about moving bytes fewer times: caches here,
-// shared memory in 01, TMA and tensor-core operands later.
-//
-// How a warp touches memory (threadIdx.x walks n, threadIdx.y walks m):
-//   - A[m][k]: all 32 lanes of a warp share m, so they read the same address: one broadcast.
-//   - B[n][k]: the 32 lanes read 32 different rows, K*4 bytes apart: 32 separate 32-byte sectors
-//     per load, of which each lane uses 4 bytes. Only the L1 cache saves this: the next 7 values
-//     of k sit in the sectors just fetched.
-//   - C[m][n]: 32 consecutive floats, one 128-byte store: coalesced.
-// K-major B is the layout tensor cores want (stage 05) and the worst one for this loop; the
-// benchmark shows what that costs next to cuBLAS.
+// Stage 00: the textbook GEMM, one thread per output.                 README.md explains the choices.
+// The starting point:
+//   1. C[m][n] = sum_k A[m][k] * B[n][k], FP32, both operands K-major (common/gemm_api.h).
+//   2. threadIdx.x walks n, threadIdx.y walks m: A's loads broadcast, B's are one sector per lane,
+//      C's stores coalesce; only the L1 cache gives any reuse.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,49 +1,9 @@
-// =================================================================================================
-//  An NVFP4 GEMM for Blackwell, built one layer at a time                         stage 01 of 07
-//
-//     00_naive          FP32, one thread per output: the textbook triple loop
-//  >> 01_tiled_smem     FP32, shared-memory tiles and register tiles: data reuse
-//     02_swizzle        FP32, XOR-swizzled shared memory: no bank conflicts
-//     03_nvfp4_quant    NVFP4: the quantizer, and a CUDA-core GEMM on packed E2M1 + E4M3 scales
-//     04_tma_mbarrier   NVFP4: TMA bulk-tensor loads into a multi-stage mbarrier pipeline
-//     05_tcgen05_2cta   NVFP4: tcgen05 block-scaled MMA, Tensor Memory, 2-CTA pairs
-//     06_persistent_ws  NVFP4: persistent tile scheduler, warp-specialised producer/MMA/epilogue
-//     07_epilogue_tma   NVFP4: TMEM -> registers -> swizzled SMEM -> TMA store epilogue
-//
-//  Every stage computes C = A * B^T with both operands K-major (common/gemm_api.h):
-//  A is M x K row-major, B is N x K row-major, C is M x N row-major, L batches.
-// =================================================================================================
-//
-// What changed since stage 00, and why
-// ------------------------------------
-// Stage 00 loads every operand once per multiply-add: its speed is decided by the caches. Here a
-// block of 256 threads owns a BM x BN = 128 x 128 tile of C and walks K in chunks of BK = 8:
-//
-//   1. the block copies the A tile (BM x BK) and the B tile (BN x BK) from global memory into
-//      shared memory, reading along K so that a warp's loads are contiguous (coalesced);
-//   2. __syncthreads(), then every thread computes a TM x TN = 8 x 8 sub-tile of C from shared
-//      memory, holding its 64 accumulators in registers;
-//   3. __syncthreads(), next chunk.
-// Step 1 goes through registers and starts one chunk early: each thread loads chunk k+1 from
-// global memory into registers before computing chunk k, and stores it to shared memory after the
-// barrier. With one block per SM (the register tile takes most of the register file) nothing else
-// would hide the global-memory latency; on an H200 this prefetch takes 4096^3 from 20 to 26 TFLOP/s.
-//
-// Reuse: each float loaded from global memory now serves a whole row or column of the block tile:
-// the block moves (BM + BN) * BK floats for BM * BN * BK multiply-adds, BM*BN / (2 (BM+BN)) = 32
-// FLOP per byte of global traffic (stage 00: 0.25). Each value read from shared memory serves TN
-// (or TM) multiply-adds: 16 shared loads for 64 FMAs per k. The register tile is what makes the
-// shared-memory reuse large enough to matter; without it (TM = TN = 1) every FMA would need two
-// shared loads and shared memory, not the FMA units, would set the pace.
-//
-// The tiles keep the K-major layout of global memory (row m of the A tile holds its BK values of k
-// contiguously). That makes the copy trivial, but the compute loop reads shared memory along M and
-// N, across rows: addresses BK*4 = 32 bytes apart, which fold onto few banks (see the 02 README for
-// the measured conflicts, and stage 02 for the cure).
-//
-// Thread layout: thread (ty, tx) of a 16 x 16 grid owns rows ty + 16 i and columns tx + 16 j
-// (i, j < 8): strided rather than contiguous, so the 16 lanes of a half-warp read 16 different B
-// rows and write 16 consecutive columns of C.
+// Stage 01: shared-memory tiles and register tiles.                 README.md explains each change.
+// Changes from 00_naive/kernel.cuh:
+//   1. A block of 256 threads owns a 128 x 128 tile of C and walks K in chunks of BK = 8, copying
+//      the A and B chunks into shared memory (coalesced, along K).
+//   2. Each thread computes an 8 x 8 register tile from shared memory: 16 shared loads per 64 FMAs.
+//   3. The next chunk is loaded into registers while this one is computed (a register prefetch).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,46 +1,9 @@
-// =================================================================================================
-//  An NVFP4 GEMM for Blackwell, built one layer at a time                         stage 02 of 07
-//
-//     00_naive          FP32, one thread per output: the textbook triple loop
-//     01_tiled_smem     FP32, shared-memory tiles and register tiles: data reuse
-//  >> 02_swizzle        FP32, XOR-swizzled shared memory: no bank conflicts
-//     03_nvfp4_quant    NVFP4: the quantizer, and a CUDA-core GEMM on packed E2M1 + E4M3 scales
-//     04_tma_mbarrier   NVFP4: TMA bulk-tensor loads into a multi-stage mbarrier pipeline
-//     05_tcgen05_2cta   NVFP4: tcgen05 block-scaled MMA, Tensor Memory, 2-CTA pairs
-//     06_persistent_ws  NVFP4: persistent tile scheduler, warp-specialised producer/MMA/epilogue
-//     07_epilogue_tma   NVFP4: TMEM -> registers -> swizzled SMEM -> TMA store epilogue
-//
-//  Every stage computes C = A * B^T with both operands K-major (common/gemm_api.h):
-//  A is M x K row-major, B is N x K row-major, C is M x N row-major, L batches.
-// =================================================================================================
-//
-// What changed since stage 01, and why
-// ------------------------------------
-// Stage 01's tiles keep global memory's K-major layout, and its compute loop reads them across
-// rows. The compiler already fetches 4 consecutive k of a row with one 16-byte load (LDS.128), but
-// rows are 32 bytes apart: the 8 lanes that a 16-byte load serves together read rows 0..7, which
-// fall on only 4 of the 8 sixteen-byte bank groups, so every B load takes 8 wavefronts instead of 4
-// (Nsight Compute at 4096^3: 268M bank conflicts on shared loads; 02 README).
-//
-// Two changes, both about banks:
-//   1. Rows of 128 bytes (BK = 32 floats) stored with the 128-byte XOR swizzle of
-//      common/swizzle.h: the 16-byte chunk c of row r lives at chunk c ^ (r % 8). Eight consecutive
-//      rows read at the same logical chunk now hit eight different 16-byte bank groups.
-//   2. 16-byte shared-memory accesses by construction, loads and stores alike (stage 01's copy
-//      stored single floats). A 16-byte access is served 8 lanes at a time (8 x 16 B = all 32
-//      banks), so it is conflict-free exactly when those 8 lanes touch 8 different chunks, which is
-//      what the swizzle arranges for the B reads (lanes tx..tx+7 read rows with 8 different
-//      row % 8) and for the copy (8 lanes write the 8 chunks of one row). The A reads are
-//      broadcasts (a half-warp shares ty), conflict-free in any layout.
-//
-// Padding each row by 16 bytes is the other classic fix: it staggers rows across banks just as
-// well. This series swizzles instead because the hardware does: TMA writes exactly this pattern
-// into shared memory (stage 04) and the tcgen05 tensor cores read it (stage 05), and neither
-// accepts padded rows. A padded tile would have to be re-laid-out to reach them.
-//
-// With BK = 32 a block loads 32 KB per chunk (stage 01: 8 KB), so it synchronises a quarter as
-// often. Global loads are 16 bytes wide too when K is a multiple of 4 and A, B are 16-byte aligned
-// (every row then starts 16-byte aligned); otherwise a scalar path loads the same chunks.
+// Stage 02: XOR-swizzled shared memory, no bank conflicts.          README.md explains each change.
+// Changes from 01_tiled_smem/kernel.cuh:
+//   1. Rows of 128 bytes (BK = 32) stored with the 128-byte swizzle of common/swizzle.h: chunk c of
+//      row r lives at chunk c ^ (r % 8), the layout TMA writes and tcgen05 reads later.
+//   2. 16-byte shared-memory loads and stores throughout, conflict-free by the swizzle.
+//   3. 16-byte global loads where K and the pointers allow, a scalar path for the rest.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,40 +1,10 @@
-// =================================================================================================
-//  An NVFP4 GEMM for Blackwell, built one layer at a time                         stage 03 of 07
-//
-//     00_naive          FP32, one thread per output: the textbook triple loop
-//     01_tiled_smem     FP32, shared-memory tiles and register tiles: data reuse
-//     02_swizzle        FP32, XOR-swizzled shared memory: no bank conflicts
-//  >> 03_nvfp4_quant    NVFP4: the quantizer, and a CUDA-core GEMM on packed E2M1 + E4M3 scales
-//     04_tma_mbarrier   NVFP4: TMA bulk-tensor loads into a multi-stage mbarrier pipeline
-//     05_tcgen05_2cta   NVFP4: tcgen05 block-scaled MMA, Tensor Memory, 2-CTA pairs
-//     06_persistent_ws  NVFP4: persistent tile scheduler, warp-specialised producer/MMA/epilogue
-//     07_epilogue_tma   NVFP4: TMEM -> registers -> swizzled SMEM -> TMA store epilogue
-//
-//  Every stage computes C = A * B^T with both operands K-major (common/gemm_api.h). From here on
-//  the operands are NVFP4: A (M x K) and B (N x K) packed E2M1, two values per byte; SFA and SFB
-//  one E4M3 scale per 16 values in the blocked layout (common/sf_layout.h); C = alpha * A B^T, FP16.
-// =================================================================================================
-//
-// What changed since stage 02, and why
-// ------------------------------------
-// The data. An FP32 operand costs 4 bytes per value; NVFP4 costs half a byte plus one scale byte
-// per 16 values: 0.5625 bytes, 7.1x less. Everything the later stages do (TMA, tensor cores) moves
-// and consumes exactly these bytes, so this stage fixes their layout in shared memory:
-//
-//   packed tiles   BM x 128 bytes (256 values of k) per operand, 128-byte rows with the swizzle of
-//                  stage 02: the tile TMA will write in stage 04 and tcgen05 will read in stage 05;
-//   scale atoms    the four 512-byte blocked-layout atoms that cover those 256 values of k for the
-//                  block's 128 rows, copied as they are (2 KB contiguous in global memory).
-//
-// The arithmetic stays stage 02's: CUDA cores cannot multiply FP4, so each 32-value slice of k is
-// first decoded into the FP32 tiles stage 02 computed from (payload x block scale, exact in FP32),
-// then stage 02's FMA loop runs unchanged. A block decodes each value once (a thread decodes 16
-// values with one scale lookup), and does 128 FMAs per decoded value, so decoding costs a few
-// percent. alpha and the rounding to FP16 happen once per output, in the epilogue.
-//
-// E2M1 decode: `cvt.rn.f16x2.e2m1x2` where the GPU has it (sm_100a); on Hopper a 16-entry table in
-// shared memory (16 halves in 8 banks: a warp's lookups never conflict). Scale indexing goes
-// through gemm::sf_offset(), the function the CPU reference uses.
+// Stage 03: NVFP4 operands, decoded for the CUDA cores.             README.md explains each change.
+// Changes from 02_swizzle/kernel.cuh:
+//   1. The operands are NVFP4: packed E2M1 tiles of 128 rows x 128 bytes (256 values of k) with the
+//      swizzle of stage 02, and the blocked scale atoms of those rows (kSfBlockBytes per k-tile).
+//   2. Each 32-value slice of k is decoded into stage 02's FP32 tiles (payload x scale, exact), then
+//      stage 02's FMA loop runs unchanged; alpha and the FP16 rounding happen once, in the epilogue.
+//   3. E2M1 decode: cvt.rn.f16x2.e2m1x2 on sm_100a, a 16-entry shared-memory table on Hopper.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -68,7 +38,7 @@ inline constexpr int kThreads = kThreadsM * kThreadsN;  // 256
 inline constexpr int kChunkBytes = gemm::kSwizzleChunkBytes;            // 16
 inline constexpr int kPackedRowBytes = kTileK / 2;                       // 128
 inline constexpr int kPackedTileBytes = kBM * kPackedRowBytes;           // 16 KB per operand
-inline constexpr int kSfTileBytes = kBM * (kTileK / gemm::kSfVector);    // 2 KB: 4 atoms of 512 B
+inline constexpr int kSfBlockBytes = kBM * (kTileK / gemm::kSfVector);    // 2 KB: 4 atoms of 512 B
 inline constexpr int kSlices = kTileK / kSliceK;                         // 8
 inline constexpr int kSliceChunks = kSliceK / 4;                         // 8 float4 per decoded row
 inline constexpr int kDecodedTileBytes = kBM * kSliceK * 4;              // 16 KB per operand
@@ -76,17 +46,17 @@ inline constexpr int kDecodedTileBytes = kBM * kSliceK * 4;              // 16 K
 inline constexpr int kPackedChunksPerThread = kPackedTileBytes / kChunkBytes / kThreads;  // 4
 static_assert(kPackedRowBytes == gemm::kSwizzleRowBytes, "a packed tile row is one 128-byte swizzle row");
 static_assert(kSliceK * 4 == gemm::kSwizzleRowBytes, "a decoded FP32 slice row is one 128-byte swizzle row");
-static_assert(2 * kSfTileBytes / kChunkBytes == kThreads, "one scale chunk per thread: SFA by the first half");
+static_assert(2 * kSfBlockBytes / kChunkBytes == kThreads, "one scale chunk per thread: SFA by the first half");
 static_assert(kBM == kBN && kThreads == 2 * kBM, "decode: thread t handles half a slice row of A and of B");
 
 // Shared memory, one block: ~68 KB, so it is dynamic (above the 48 KB static limit).
 struct SharedStorage {
-  alignas(1024) unsigned char a_packed[kPackedTileBytes];  // swizzled, as TMA writes it (stage 04)
-  alignas(1024) unsigned char b_packed[kPackedTileBytes];
+  alignas(1024) unsigned char a[kPackedTileBytes];  // swizzled, as TMA writes it (stage 04)
+  alignas(1024) unsigned char b[kPackedTileBytes];
   alignas(1024) unsigned char a_dec[kDecodedTileBytes];    // swizzled FP32 slice, stage 02's layout
   alignas(1024) unsigned char b_dec[kDecodedTileBytes];
-  alignas(16) uint8_t sfa[kSfTileBytes];                   // 4 blocked-layout atoms
-  alignas(16) uint8_t sfb[kSfTileBytes];
+  alignas(16) uint8_t sfa[kSfBlockBytes];                   // 4 blocked-layout atoms
+  alignas(16) uint8_t sfb[kSfBlockBytes];
   __half e2m1_table[16];                                   // Hopper's E2M1 decode table
 };
 
@@ -162,8 +132,8 @@ nvfp4_cuda_core_gemm(int M, int N, int K, int blocks_n, const uint8_t* __restric
 #pragma unroll
     for (int i = 0; i < kPackedChunksPerThread; ++i) {
       const int c = threadIdx.x + i * kThreads, r = c / 8, ch = c % 8;
-      *reinterpret_cast<uint4*>(s.a_packed + smem_offset(r, ch)) = ra[i];
-      *reinterpret_cast<uint4*>(s.b_packed + smem_offset(r, ch)) = rb[i];
+      *reinterpret_cast<uint4*>(s.a + smem_offset(r, ch)) = ra[i];
+      *reinterpret_cast<uint4*>(s.b + smem_offset(r, ch)) = rb[i];
     }
     *reinterpret_cast<uint4*>((threadIdx.x < kThreads / 2 ? s.sfa : s.sfb) + (threadIdx.x % (kThreads / 2)) * kChunkBytes) = rs;
     __syncthreads();
@@ -177,8 +147,8 @@ nvfp4_cuda_core_gemm(int M, int N, int K, int blocks_n, const uint8_t* __restric
         const uint32_t src = smem_offset(r, slice) + half * 8;
         const float sa = gemm::e4m3_to_float(s.sfa[gemm::sf_offset(r, k16, kTileK)]);
         const float sb = gemm::e4m3_to_float(s.sfb[gemm::sf_offset(r, k16, kTileK)]);
-        decode_16(*reinterpret_cast<const uint2*>(s.a_packed + src), sa, s.e2m1_table, s.a_dec, r, half * 4);
-        decode_16(*reinterpret_cast<const uint2*>(s.b_packed + src), sb, s.e2m1_table, s.b_dec, r, half * 4);
+        decode_16(*reinterpret_cast<const uint2*>(s.a + src), sa, s.e2m1_table, s.a_dec, r, half * 4);
+        decode_16(*reinterpret_cast<const uint2*>(s.b + src), sb, s.e2m1_table, s.b_dec, r, half * 4);
       }
       __syncthreads();
 

@@ -78,7 +78,7 @@ void show_bytes(const gemm::program::Options& o) {
   std::printf("  packed tiles of %d x %d bytes (%d values of k) and %d bytes of scale atoms per operand reach shared\n"
               "  memory; each %d-value slice is decoded to FP32 (payload x block scale, exact) and stage 02's FMA\n"
               "  loop runs on it. CUDA cores cannot multiply FP4: the tensor cores of stage 05 can.\n",
-              stage03::kBM, stage03::kPackedRowBytes, stage03::kTileK, stage03::kSfTileBytes, stage03::kSliceK);
+              stage03::kBM, stage03::kPackedRowBytes, stage03::kTileK, stage03::kSfBlockBytes, stage03::kSliceK);
   gemm::program::print_resources("nvfp4_cuda_core_gemm", reinterpret_cast<const void*>(&stage03::nvfp4_cuda_core_gemm),
                                  stage03::kThreads, int(sizeof(stage03::SharedStorage)) + 1024);
 }

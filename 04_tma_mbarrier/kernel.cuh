@@ -1,44 +1,11 @@
-// =================================================================================================
-//  An NVFP4 GEMM for Blackwell, built one layer at a time                         stage 04 of 07
-//
-//     00_naive          FP32, one thread per output: the textbook triple loop
-//     01_tiled_smem     FP32, shared-memory tiles and register tiles: data reuse
-//     02_swizzle        FP32, XOR-swizzled shared memory: no bank conflicts
-//     03_nvfp4_quant    NVFP4: the quantizer, and a CUDA-core GEMM on packed E2M1 + E4M3 scales
-//  >> 04_tma_mbarrier   NVFP4: TMA bulk-tensor loads into a multi-stage mbarrier pipeline
-//     05_tcgen05_2cta   NVFP4: tcgen05 block-scaled MMA, Tensor Memory, 2-CTA pairs
-//     06_persistent_ws  NVFP4: persistent tile scheduler, warp-specialised producer/MMA/epilogue
-//     07_epilogue_tma   NVFP4: TMEM -> registers -> swizzled SMEM -> TMA store epilogue
-//
-//  Every stage computes C = A * B^T with both operands K-major (common/gemm_api.h). The operands
-//  are NVFP4: A (M x K) and B (N x K) packed E2M1, two values per byte; SFA and SFB one E4M3 scale
-//  per 16 values in the blocked layout (common/sf_layout.h); C = alpha * A B^T in FP16.
-// =================================================================================================
-//
-// What changed since stage 03, and why
-// ------------------------------------
-// How the operands reach shared memory. In stage 03 every thread loaded 16-byte pieces of the next
-// k-tile into registers and stored them to shared memory: 36 registers per thread, address
-// arithmetic, and only one k-tile in flight. Here the Tensor Memory Accelerator does the copying:
-//
-//   - A tensor map per operand (common/tensor_map.h) describes the packed bytes in global memory
-//     (K/2 bytes per row, rows, batches) and the box to move: 128 rows x 128 bytes, written into
-//     shared memory with the 128-byte swizzle, i.e. exactly stage 03's tile layout; rows past M or
-//     N and bytes past K/2 arrive as zeros. The scale atoms (2 KB, contiguous) arrive by a plain
-//     bulk copy.
-//   - A ring of kStages stage buffers, each with a "full" and an "empty" mbarrier
-//     (common/ptx/mbarrier.cuh). One producer thread waits until a buffer is empty (its first wait
-//     passes: producers start on parity 1), arms "full" with the exact bytes the stage will
-//     receive (expect_tx), and issues the copies; TMA's complete_tx completes "full" when the last
-//     byte lands. The consumer warps wait on "full", decode and compute as in stage 03, and each
-//     warp arrives once on "empty" when it is done with the buffer.
-//   - kStages is what the shared-memory budget allows after the fixed buffers: the copy of k-tile
-//     kt + kStages - 1 is in flight while k-tile kt is computed. The budget is half an SM, because
-//     the registers TMA frees let two blocks share one (see kBlocksPerSm).
-//
-// The producer is thread 0, which also computes: the next stage's copy is issued right after the
-// buffer is released, before thread 0 returns to the FMAs (stage 06 gives the producer a warp of
-// its own). The registers freed from prefetching go unused here; nothing else changes.
+// Stage 04: TMA loads into a ring of mbarrier-guarded slots.        README.md explains each change.
+// Changes from 03_nvfp4_quant/kernel.cuh:
+//   1. TMA copies the packed tiles (a tensor map each, the 128-byte swizzle done by the copy) and
+//      the scale blocks (bulk copies): the threads' load code and its 36 registers are gone.
+//   2. A ring of kSlots slots, each with a "full" and an "empty" mbarrier: the copy of k-tile
+//      kt + kSlots - 1 is in flight while k-tile kt is computed.
+//   3. Thread 0 is also the producer; kSlots follows from half an SM's shared memory, because two
+//      blocks fit on an SM once the registers are free (kBlocksPerSm).
 #pragma once
 
 #include <cuda.h>
@@ -64,6 +31,8 @@
 
 namespace stage04 {
 
+namespace ptx = gemm::ptx;
+
 inline constexpr int kBM = 128;           // rows of C per block
 inline constexpr int kBN = 128;           // columns of C per block
 inline constexpr int kTileK = 256;        // values of k per packed tile: one 128-byte swizzle row
@@ -76,7 +45,7 @@ inline constexpr int kThreads = kThreadsM * kThreadsN;  // 256
 inline constexpr int kWarps = kThreads / 32;            // consumer warps: each arrives once on "empty"
 inline constexpr int kPackedRowBytes = kTileK / 2;                       // 128: the TMA box's row
 inline constexpr int kPackedTileBytes = kBM * kPackedRowBytes;           // 16 KB per operand
-inline constexpr int kSfTileBytes = kBM * (kTileK / gemm::kSfVector);    // 2 KB: 4 atoms of 512 B
+inline constexpr int kSfBlockBytes = kBM * (kTileK / gemm::kSfVector);    // 2 KB: 4 atoms of 512 B
 inline constexpr int kSlices = kTileK / kSliceK;                         // 8
 inline constexpr int kSliceChunks = kSliceK / 4;                         // 8 float4 per decoded row
 inline constexpr int kDecodedTileBytes = kBM * kSliceK * 4;              // 16 KB per operand
@@ -84,20 +53,20 @@ static_assert(kPackedRowBytes == gemm::kSwizzleRowBytes, "a packed tile row is o
 static_assert(kSliceK * 4 == gemm::kSwizzleRowBytes, "a decoded FP32 slice row is one 128-byte swizzle row");
 static_assert(kBM == kBN && kThreads == 2 * kBM, "decode: thread t handles half a slice row of A and of B");
 
-// One stage of the pipeline: everything one k-tile needs. 36 KB, a multiple of 1024, so every
-// stage's tiles stay 1024-byte aligned.
-struct StageBuffers {
-  alignas(1024) unsigned char a_packed[kPackedTileBytes];  // written by TMA, 128-byte swizzle
-  alignas(1024) unsigned char b_packed[kPackedTileBytes];
-  alignas(16) uint8_t sfa[kSfTileBytes];                   // 4 blocked-layout atoms, bulk copy
-  alignas(16) uint8_t sfb[kSfTileBytes];
+// One slot of the ring: everything one k-tile needs. 36 KB, a multiple of 1024, so every slot's
+// tiles stay 1024-byte aligned.
+struct Slot {
+  alignas(1024) unsigned char a[kPackedTileBytes];  // written by TMA, 128-byte swizzle
+  alignas(1024) unsigned char b[kPackedTileBytes];
+  alignas(16) uint8_t sfa[kSfBlockBytes];                   // 4 blocked-layout atoms, bulk copy
+  alignas(16) uint8_t sfb[kSfBlockBytes];
 };
-static_assert(sizeof(StageBuffers) % 1024 == 0, "stages must keep the 1024-byte alignment of their tiles");
+static_assert(sizeof(Slot) % 1024 == 0, "slots must keep the 1024-byte alignment of their tiles");
 
-// The stage count, from the budget. Without the register prefetch of stage 03 a thread needs 128
+// The slot count, from the budget. Without the register prefetch of stage 03 a thread needs 128
 // registers instead of 231, so two blocks fit on an SM, and two blocks hide what one cannot: while
 // one waits at a barrier or its producer thread issues copies, the other computes. Measured on an
-// H200, two blocks of 2 stages beat one block of 5 stages by 7%. So the budget is half an SM's
+// H200, two blocks of 2 slots beat one block of 5 slots by 7%. So the budget is half an SM's
 // shared memory (228 KB on sm_90 and sm_100, less 1 KB the system reserves per block), less the
 // buffers that exist once (decoded slices, barriers, table) and the slack for aligning the dynamic
 // buffer to 1024 bytes.
@@ -105,15 +74,15 @@ inline constexpr int kBlocksPerSm = 2;
 inline constexpr int kSmemPerSm = 233472;
 inline constexpr int kSmemBudget = kSmemPerSm / kBlocksPerSm - 1024;  // 115712 bytes per block
 inline constexpr int kFixedBytes = 2 * kDecodedTileBytes + 1024 /* barriers, table */ + 1024 /* alignment */;
-inline constexpr int kStages = (kSmemBudget - kFixedBytes) / int(sizeof(StageBuffers));  // 2
-static_assert(kStages >= 2, "a pipeline needs at least two stages");
+inline constexpr int kSlots = (kSmemBudget - kFixedBytes) / int(sizeof(Slot));  // 2
+static_assert(kSlots >= 2, "a pipeline needs at least two slots");
 
 struct SharedStorage {
-  StageBuffers stage[kStages];
+  Slot ring[kSlots];
   alignas(1024) unsigned char a_dec[kDecodedTileBytes];  // swizzled FP32 slice, stage 02's layout
   alignas(1024) unsigned char b_dec[kDecodedTileBytes];
-  uint64_t full[kStages];    // completes when a stage's bytes have all landed (1 arrival + tx bytes)
-  uint64_t empty[kStages];   // completes when every consumer warp is done with a stage (kWarps arrivals)
+  uint64_t full[kSlots];    // completes when a slot's bytes have all landed (1 arrival + tx bytes)
+  uint64_t empty[kSlots];   // completes when every consumer warp is done with a slot (kWarps arrivals)
   __half e2m1_table[16];     // Hopper's E2M1 decode table
 };
 inline constexpr int kSmemBytes = int(sizeof(SharedStorage)) + 1024;
@@ -156,13 +125,13 @@ nvfp4_tma_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
   const bool producer = threadIdx.x == 0;
 
   if (producer) {
-    gemm::ptx::prefetch_tensormap(&map_a);
-    gemm::ptx::prefetch_tensormap(&map_b);
-    for (int i = 0; i < kStages; ++i) {
-      gemm::ptx::mbarrier_init(&s.full[i], 1);        // the producer's arrive.expect_tx
-      gemm::ptx::mbarrier_init(&s.empty[i], kWarps);  // one arrival per consumer warp
+    ptx::prefetch_tensormap(&map_a);
+    ptx::prefetch_tensormap(&map_b);
+    for (int i = 0; i < kSlots; ++i) {
+      ptx::mbarrier_init(&s.full[i], 1, "full", i);        // the producer's arrive.expect_tx
+      ptx::mbarrier_init(&s.empty[i], kWarps, "empty", i);  // one arrival per consumer warp
     }
-    gemm::ptx::fence_mbarrier_init();
+    ptx::fence_mbarrier_init();
   }
   gemm::init_e2m1_half_table(s.e2m1_table);
   __syncthreads();
@@ -173,32 +142,32 @@ nvfp4_tma_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
   const int sf_tiles_per_row_block = int(gemm::sf_padded_cols(K) / gemm::kSfTileCols);
   const int k_tiles = (K + kTileK - 1) / kTileK;
 
-  // Producer: wait until stage kt % kStages is empty, arm it, start its copies.
+  // Producer: wait until slot kt % kSlots is empty, arm it, start its copies.
   auto produce = [&](int kt) {
-    const int st = kt % kStages;
-    const uint32_t empty_parity = ((kt / kStages) & 1) ^ 1;  // the first round passes at once
-    gemm::ptx::mbarrier_wait(&s.empty[st], empty_parity, "empty", st);
+    const int slot = kt % kSlots;
+    const uint32_t empty_parity = ((kt / kSlots) & 1) ^ 1;  // the first round passes at once
+    ptx::mbarrier_wait(&s.empty[slot], empty_parity, "empty", slot);
     const int atoms = min(gemm::kSfTileCols, sf_tiles_per_row_block - kt * gemm::kSfTileCols);
     const uint32_t sf_bytes = uint32_t(atoms * gemm::kSfTileBytes);
     // TMA always delivers the whole box (zeros outside the tensor), so the tile bytes are constant.
-    gemm::ptx::mbarrier_arrive_expect_tx(&s.full[st], 2 * kPackedTileBytes + 2 * sf_bytes);
-    gemm::ptx::tma_load_3d(s.stage[st].a_packed, &map_a, kt * kPackedRowBytes, m0, batch, &s.full[st], sizeof(s.stage[st].a_packed));
-    gemm::ptx::tma_load_3d(s.stage[st].b_packed, &map_b, kt * kPackedRowBytes, n0, batch, &s.full[st], sizeof(s.stage[st].b_packed));
+    ptx::mbarrier_arrive_expect_tx(&s.full[slot], 2 * kPackedTileBytes + 2 * sf_bytes);
+    ptx::tma_load_3d(s.ring[slot].a, &map_a, kt * kPackedRowBytes, m0, batch, &s.full[slot], kPackedTileBytes);
+    ptx::tma_load_3d(s.ring[slot].b, &map_b, kt * kPackedRowBytes, n0, batch, &s.full[slot], kPackedTileBytes);
     const int64_t first_atom = int64_t(kt) * gemm::kSfTileCols;
-    gemm::ptx::bulk_copy_g2s(s.stage[st].sfa, SFA + ((m0 / kBM) * int64_t(sf_tiles_per_row_block) + first_atom) * gemm::kSfTileBytes,
-                             sf_bytes, &s.full[st]);
-    gemm::ptx::bulk_copy_g2s(s.stage[st].sfb, SFB + ((n0 / kBN) * int64_t(sf_tiles_per_row_block) + first_atom) * gemm::kSfTileBytes,
-                             sf_bytes, &s.full[st]);
+    ptx::bulk_copy_g2s(s.ring[slot].sfa, SFA + ((m0 / kBM) * int64_t(sf_tiles_per_row_block) + first_atom) * gemm::kSfTileBytes,
+                             sf_bytes, &s.full[slot]);
+    ptx::bulk_copy_g2s(s.ring[slot].sfb, SFB + ((n0 / kBN) * int64_t(sf_tiles_per_row_block) + first_atom) * gemm::kSfTileBytes,
+                             sf_bytes, &s.full[slot]);
   };
   if (producer)
-    for (int kt = 0; kt < min(kStages, k_tiles); ++kt) produce(kt);
+    for (int kt = 0; kt < min(kSlots, k_tiles); ++kt) produce(kt);
 
   float acc[kTM][kTN] = {};
   for (int kt = 0; kt < k_tiles; ++kt) {
-    const int st = kt % kStages;
-    // 1. Wait until the stage's tiles and scales have landed.
-    gemm::ptx::mbarrier_wait(&s.full[st], (kt / kStages) & 1, "full", st);
-    const StageBuffers& buf = s.stage[st];
+    const int slot = kt % kSlots;
+    // 1. Wait until the slot's tiles and scales have landed.
+    ptx::mbarrier_wait(&s.full[slot], (kt / kSlots) & 1, "full", slot);
+    const Slot& buf = s.ring[slot];
 
     const int slices = min(kSlices, (K - kt * kTileK) / kSliceK);
     for (int slice = 0; slice < slices; ++slice) {
@@ -208,8 +177,8 @@ nvfp4_tma_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
         const uint32_t src = smem_offset(r, slice) + half * 8;
         const float sa = gemm::e4m3_to_float(buf.sfa[gemm::sf_offset(r, k16, kTileK)]);
         const float sb = gemm::e4m3_to_float(buf.sfb[gemm::sf_offset(r, k16, kTileK)]);
-        decode_16(*reinterpret_cast<const uint2*>(buf.a_packed + src), sa, s.e2m1_table, s.a_dec, r, half * 4);
-        decode_16(*reinterpret_cast<const uint2*>(buf.b_packed + src), sb, s.e2m1_table, s.b_dec, r, half * 4);
+        decode_16(*reinterpret_cast<const uint2*>(buf.a + src), sa, s.e2m1_table, s.a_dec, r, half * 4);
+        decode_16(*reinterpret_cast<const uint2*>(buf.b + src), sb, s.e2m1_table, s.b_dec, r, half * 4);
       }
       __syncthreads();
 
@@ -234,10 +203,10 @@ nvfp4_tma_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
       __syncthreads();  // the next decode overwrites the slices
     }
 
-    // 4. Release the stage (every warp has passed the barrier above, so nobody reads it any more),
-    //    and let the producer refill it with the k-tile kStages ahead.
-    if (threadIdx.x % 32 == 0) gemm::ptx::mbarrier_arrive(&s.empty[st]);
-    if (producer && kt + kStages < k_tiles) produce(kt + kStages);
+    // 4. Release the slot (every warp has passed the barrier above, so nobody reads it any more),
+    //    and let the producer refill it with the k-tile kSlots ahead.
+    if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[slot]);
+    if (producer && kt + kSlots < k_tiles) produce(kt + kSlots);
   }
 
   // 5. Epilogue: alpha, then round to FP16 once per output.
@@ -275,7 +244,7 @@ inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-inline constexpr gemm::Stage kStage{"04_tma_mbarrier", "NVFP4: TMA bulk-tensor loads into a multi-stage mbarrier pipeline",
+inline constexpr gemm::Stage kStage{"04_tma_mbarrier", "NVFP4: TMA bulk-tensor loads into a ring of mbarrier-guarded slots",
                                     gemm::Precision::kNvfp4, nullptr, &launch};
 
 }  // namespace stage04

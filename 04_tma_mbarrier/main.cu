@@ -26,16 +26,16 @@ void walkthrough(const gemm::program::Options& o) {
   std::printf("  scale atoms: a bulk copy of 4 x 512 bytes per operand and k-tile (fewer at the end of K)\n");
 
   section("Shared-memory budget -> pipeline depth");
-  std::printf("  one stage:  A tile %d + B tile %d + SFA %d + SFB %d = %zu bytes\n", kPackedTileBytes,
-              kPackedTileBytes, kSfTileBytes, kSfTileBytes, sizeof(StageBuffers));
+  std::printf("  one slot:   A tile %d + B tile %d + SFA %d + SFB %d = %zu bytes\n", kPackedTileBytes,
+              kPackedTileBytes, kSfBlockBytes, kSfBlockBytes, sizeof(Slot));
   std::printf("  fixed:      decoded slices 2 x %d + barriers, table %d + alignment slack %d = %d bytes\n",
               kDecodedTileBytes, 1024, 1024, kFixedBytes);
   std::printf("  budget:     %d bytes per SM / %d blocks per SM - 1024 reserved = %d bytes per block\n", kSmemPerSm,
               kBlocksPerSm, kSmemBudget);
-  std::printf("  stages:     (%d - %d) / %zu = %d   -> %d bytes used; up to %d k-tiles (%d values of k) in flight\n",
-              kSmemBudget, kFixedBytes, sizeof(StageBuffers), kStages, kSmemBytes, kStages - 1, (kStages - 1) * kTileK);
+  std::printf("  slots:      (%d - %d) / %zu = %d   -> %d bytes used; up to %d k-tiles (%d values of k) in flight\n",
+              kSmemBudget, kFixedBytes, sizeof(Slot), kSlots, kSmemBytes, kSlots - 1, (kSlots - 1) * kTileK);
 
-  section("The protocol, per stage s (parities count the rounds around the ring)");
+  section("The protocol, per slot s (parities count the rounds around the ring)");
   std::printf("  producer (thread 0): wait empty[s] (parity 1 first: passes at once), arrive.expect_tx(full[s],\n"
               "           %d + %d + scale bytes), TMA A box, TMA B box, bulk-copy SFA, SFB -> all complete_tx on full[s]\n"
               "  consumers (8 warps): wait full[s], decode + compute the 8 slices, one arrive per warp on empty[s]\n",

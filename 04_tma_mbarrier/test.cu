@@ -1,5 +1,5 @@
 // Stage 04 against the CPU reference (the common NVFP4 cases plus K from a fraction of one k-tile to
-// many times the stage count), and the pieces it adds: where TMA puts swizzled bytes, the tensor-map
+// many times the slot count), and the pieces it adds: where TMA puts swizzled bytes, the tensor-map
 // parameters, and the debug-build trap of a stuck mbarrier wait.
 #include "kernel.cuh"
 
@@ -13,11 +13,11 @@ namespace {
 using gemm::DeviceBuffer;
 constexpr gemm::testing::Tile kTile{stage04::kBM, stage04::kBN, stage04::kTileK};
 
-// The common cases, and the pipeline's: one partial k-tile, exactly one, exactly kStages, one more
-// than kStages, and several times around the ring.
+// The common cases, and the pipeline's: one partial k-tile, exactly one, exactly kSlots, one more
+// than kSlots, and several times around the ring.
 std::vector<gemm::testing::GemmCase> cases() {
   auto c = gemm::testing::nvfp4_cases(kTile);
-  const int S = stage04::kStages, T = stage04::kTileK;
+  const int S = stage04::kSlots, T = stage04::kTileK;
   for (int K : {32, T, S * T, (S + 1) * T + 32, 4 * S * T + 96}) {
     for (gemm::Tier tier : {gemm::Tier::kExact, gemm::Tier::kRealistic}) {
       const std::string name = std::string("pipeline_") + gemm::tier_name(tier) + "_K" + std::to_string(K);

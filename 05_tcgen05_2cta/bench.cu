@@ -1,7 +1,9 @@
-// Stage 05 (BN = 256, and the BN = 128 variant) against stage 04 and the library peer, at the M = 128
-// shapes and the squares. On a B200 the peer is cuBLASLt's NVFP4 GEMM. On Hopper the peer is
-// dequantize-to-BF16 + cuBLAS, and stage 05's rows run EMULATED at small shapes only: their times
-// measure the emulator, not the kernel (docs/plot.py keeps them out of every performance plot).
+// Stage 05's two steps against stage 04 and the library peer, at the M = 128 shapes and the squares:
+// the CTA pair (kernel.cuh, the stage) and the one-CTA step (kernel_1cta.cuh, label "variant"). On a
+// B200 the peer is cuBLASLt's NVFP4 GEMM. On Hopper the peer is dequantize-to-BF16 + cuBLAS, and both
+// steps run EMULATED at small shapes only: their times measure the emulator, not the kernel
+// (docs/plot.py keeps them out of every performance plot).
+#include "kernel_1cta.cuh"
 #include "kernel.cuh"
 
 #include "common/harness/bench.h"
@@ -9,5 +11,5 @@
 int main(int argc, char** argv) {
   const std::vector<gemm::bench::Shape> emulated = {{128, 512, 1024}, {256, 256, 512}, {512, 512, 512}};
   return gemm::bench::run(argc, argv, stage05::kStage, GEMM_PREDECESSOR_ID, gemm::bench::nvfp4_shapes(), {}, emulated,
-                          {{"05_tcgen05_2cta BN=128", stage05::launch_bn128}});
+                          {{stage05_1cta::kStage.id, stage05_1cta::launch}});
 }

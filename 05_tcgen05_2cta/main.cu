@@ -1,10 +1,13 @@
-// stage05: the instruction and shared-memory descriptors decoded field by field, the Tensor Memory
-// map, who in the CTA pair loads what and where each result lands, the budgets; then the kernel run,
-// checked and timed (EMULATED on Hopper: the time is not performance).  ./stage05 --help for options.
+// stage05: for each of the stage's two steps (one CTA, then the CTA pair): the instruction and
+// shared-memory descriptors decoded field by field, the Tensor Memory map, who in the pair loads what,
+// the budgets; then the step's kernel run, checked and timed (EMULATED on Hopper: the time is not
+// performance).  ./stage05 --help for options.
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <string>
 
+#include "kernel_1cta.cuh"
 #include "kernel.cuh"
 
 #include "common/device_info.h"
@@ -37,16 +40,37 @@ void print_smem_descriptor(const char* what, uint64_t w) {
               unsigned(d.layout), layout_name(d.layout));
 }
 
-template <int BN>
-void walkthrough() {
-  using C = stage05::Config<BN>;
-  using gemm::program::section;
-  const int S = C::kStages;
+// What the walkthrough prints about a step, read from that step's kernel constants (both kernel
+// files spell them the same way, so one macro collects them).
+struct Step {
+  const gemm::Stage& stage;
+  int cta_group, bm, bn, cta_m, b_rows_per_cta, sfb_atoms, slots, slots_by_smem, slots_by_tmem;
+  int packed_tile_bytes, sf_block_bytes, slot_bytes, smem_per_block, fixed_bytes, static_margin, smem_bytes;
+  int sfa_columns_per_slot, sfb_columns_per_slot, sf_columns_per_slot, tmem_columns_used;
+  uint32_t idesc, a_off, b_off, sfa_off;
+  uint32_t (*sfa_column)(int, int);
+  uint32_t (*sfb_column)(int, int);
+  const void* kernel;
+};
+#define GEMM_STEP(ns)                                                                                             \
+  Step {                                                                                                          \
+    ns::kStage, ns::kCtaGroup, ns::kBM, ns::kBN, ns::kCtaM, ns::kBRowsPerCta, ns::kSfbAtoms, ns::kSlots,          \
+        ns::kSlotsBySmem, ns::kSlotsByTmem, ns::kPackedTileBytes, ns::kSfBlockBytes, int(sizeof(ns::Slot)),       \
+        ns::kSmemPerBlock, ns::kFixedBytes, ns::kStaticSmemMargin, ns::kSmemBytes, ns::kSfaColumnsPerSlot,        \
+        ns::kSfbColumnsPerSlot, ns::kSfColumnsPerSlot, ns::kTmemColumnsUsed, ns::instr_descriptor(),             \
+        uint32_t(offsetof(ns::SharedStorage, ring) + offsetof(ns::Slot, a)), uint32_t(offsetof(ns::Slot, b)),     \
+        uint32_t(offsetof(ns::Slot, sfa)), &ns::sfa_column, &ns::sfb_column,                                      \
+        reinterpret_cast<const void*>(&ns::nvfp4_tcgen05_gemm)                                                    \
+  }
 
-  section("The instruction: tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.block16");
-  const uint32_t idesc = C::instr_descriptor();
-  const auto id = decode_instr_descriptor(idesc);
-  std::printf("  instruction descriptor 0x%08x (PTX ISA 9.7.16.4.2, kind::mxf4nvf4)\n", idesc);
+void walkthrough(const Step& s) {
+  using gemm::program::section;
+  const bool pair = s.cta_group == 2;
+  const std::string insn = "tcgen05.mma.cta_group::" + std::to_string(s.cta_group) +
+                           ".kind::mxf4nvf4.block_scale.block16";
+  section(("The instruction: " + insn).c_str());
+  const auto id = decode_instr_descriptor(s.idesc);
+  std::printf("  instruction descriptor 0x%08x (PTX ISA 9.7.16.4.2, kind::mxf4nvf4)\n", s.idesc);
   std::printf("      bit  2     sparsity       %u   dense\n", id.sparse);
   std::printf("      bits 4-5   SFB id         %u   block16: four scales fill each 32-bit column, so 0\n", id.sfb_id);
   std::printf("      bits 7-9   A type         %u   E2M1\n", id.a_type);
@@ -56,65 +80,68 @@ void walkthrough() {
               id.transpose_b);
   std::printf("      bits 17-22 N >> 3         %u   N = %u\n", id.n >> 3, id.n);
   std::printf("      bit  23    scale type     %u   UE4M3 (the NVFP4 block scale)\n", id.scale_type);
-  std::printf("      bits 27-28 M >> 7         %u   M = %u: the pair's 256 rows, 128 per CTA\n", id.m >> 7, id.m);
-  std::printf("      bits 29-30 SFA id         %u\n      bit  31    K = 96         %u   (K = 64 per MMA)\n",
-              id.sfa_id, id.k96);
+  std::printf("      bits 27-28 M >> 7         %u   M = %u: %s\n", id.m >> 7, id.m,
+              pair ? ("the pair's rows, " + std::to_string(s.cta_m) + " per CTA").c_str() : "one CTA's rows");
+  std::printf("      bits 29-30 SFA id         %u\n      bit  31    K = 96         %u   (K = %d per MMA)\n",
+              id.sfa_id, id.k96, stage05::kMmaK);
 
-  section("Shared-memory descriptors (stage 0, at shared-memory offset 0 of the 1024-aligned buffer)");
-  const uint32_t a_off = uint32_t(offsetof(stage05::SharedStorage<BN>, stage)) + uint32_t(offsetof(stage05::StageBuffers<BN>, a));
-  const uint32_t b_off = uint32_t(offsetof(stage05::StageBuffers<BN>, b));
-  const uint32_t sfa_off = uint32_t(offsetof(stage05::StageBuffers<BN>, sfa));
-  const uint64_t a0 = gemm::tcgen05::kmajor_sw128_descriptor(a_off);
+  section("Shared-memory descriptors (slot 0, at shared-memory offset 0 of the 1024-aligned buffer)");
+  const uint64_t a0 = gemm::tcgen05::kmajor_sw128_descriptor(s.a_off);
   print_smem_descriptor("A, k-step 0", a0);
   for (int j = 1; j < stage05::kStepsPerTile; ++j)
-    std::printf("  A, k-step %d                  0x%016llx  start + %d bytes (start field + %d): the next 64 values\n", j,
-                static_cast<unsigned long long>(gemm::tcgen05::advance_start(a0, uint32_t(32 * j))), 32 * j, 2 * j);
-  print_smem_descriptor("B, k-step 0", gemm::tcgen05::kmajor_sw128_descriptor(b_off));
-  print_smem_descriptor("scale atom (tcgen05.cp source)", gemm::tcgen05::sf_atom_descriptor(sfa_off));
+    std::printf("  A, k-step %d                  0x%016llx  start + %d bytes (start field + %d): the next %d values\n",
+                j, static_cast<unsigned long long>(gemm::tcgen05::advance_start(a0, uint32_t(stage05::kMmaStepBytes * j))),
+                stage05::kMmaStepBytes * j, stage05::kMmaStepBytes * j / 16, stage05::kMmaK);
+  print_smem_descriptor("B, k-step 0", gemm::tcgen05::kmajor_sw128_descriptor(s.b_off));
+  print_smem_descriptor("scale atom (tcgen05.cp source)", gemm::tcgen05::sf_atom_descriptor(s.sfa_off));
   std::printf("  A and B: 8-row groups of 128-byte swizzled rows, SBO = 8 x 128; LBO unused (K-major, swizzled).\n"
-              "  The scale atom: 32 rows of 16 bytes, 8-row core matrices 128 bytes apart, no swizzle.\n"
-              "  The same descriptor values are used in both CTAs: each reads its own shared memory.\n");
+              "  The scale atom: 32 rows of 16 bytes, 8-row core matrices 128 bytes apart, no swizzle.\n");
+  if (pair) std::printf("  The same descriptor values are used in both CTAs: each reads its own shared memory.\n");
 
-  section("Tensor Memory (each CTA: 128 lanes x 512 columns of 32 bits; one allocation of 512 columns)");
-  std::printf("  D      columns %3u..%3u   lane r = row 128*rank + r of the pair's tile, column n = column n; FP32\n",
-              C::d_column(), C::d_column() + BN - 1);
-  for (int st = 0; st < S; ++st)
-    std::printf("  stage %d SFA columns %3u..%3u, SFB columns %3u..%3u   (k-step j: SFA +%d j, SFB +%d j)\n", st,
-                C::sfa_column(st, 0), C::sfa_column(st, 0) + C::kSfaColumnsPerStage - 1, C::sfb_column(st, 0),
-                C::sfb_column(st, 0) + C::kSfbColumnsPerStage - 1, stage05::kSfColumnsPerAtom,
-                C::kSfbAtoms * stage05::kSfColumnsPerAtom);
+  section("Tensor Memory (128 lanes x 512 columns of 32 bits per SM; one allocation of 512 columns)");
+  std::printf("  D      columns %3u..%3u   lane r = row %sr of the tile, column n = column n; FP32\n", 0u,
+              uint32_t(s.bn - 1), pair ? "128*rank + " : "");
+  for (int slot = 0; slot < s.slots; ++slot)
+    std::printf("  slot %d SFA columns %3u..%3u, SFB columns %3u..%3u   (k-step j: SFA +%d j, SFB +%d j)\n", slot,
+                s.sfa_column(slot, 0), s.sfa_column(slot, 0) + s.sfa_columns_per_slot - 1, s.sfb_column(slot, 0),
+                s.sfb_column(slot, 0) + s.sfb_columns_per_slot - 1, stage05::kSfColumnsPerAtom,
+                s.sfb_atoms * stage05::kSfColumnsPerAtom);
   std::printf("  a scale of row r (of A, or of B's column r): lane r %% 32 of all four quadrants (tcgen05.cp .warpx4\n"
-              "  writes them), column base + r / 32, byte s for the s-th 16 values of the MMA's 64.\n");
-  std::printf("  used: %d of 512 columns (D %d + %d stages x %d scale columns)\n", C::kTmemColumnsUsed, BN, S,
-              C::kSfColumnsPerStage);
+              "  writes them), column base + r / 32, byte s for the s-th 16 values of the MMA's %d.\n", stage05::kMmaK);
+  std::printf("  used: %d of %u columns (D %d + %d slots x %d scale columns)\n", s.tmem_columns_used,
+              stage05::kTmemColumns, s.bn, s.slots, s.sf_columns_per_slot);
 
-  section("The CTA pair (cluster of 2; rank 0 = even = leader)");
-  std::printf("  %-7s %-26s %-26s %-18s %-18s\n", "CTA", "A rows (of the 256)", "B rows (of the BN)", "SFA rows",
-              "SFB rows");
-  std::printf("  %-7s %-26s %-26s %-18s %-18s\n", "rank 0", "0..127", ("0.." + std::to_string(BN / 2 - 1)).c_str(),
-              "0..127", ("all " + std::to_string(BN)).c_str());
-  std::printf("  %-7s %-26s %-26s %-18s %-18s\n", "rank 1", "128..255",
-              (std::to_string(BN / 2) + ".." + std::to_string(BN - 1)).c_str(), "128..255",
-              ("all " + std::to_string(BN)).c_str());
-  std::printf("  Each CTA's TMA loads complete on rank 0's full barrier (.cta_group::2), which expects %d bytes.\n"
-              "  One thread of rank 0 issues each MMA; rows 0..127 of D land in rank 0's TMEM, 128..255 in rank 1's.\n"
-              "  Commits arrive on both CTAs' barriers (multicast mask 0b11); each CTA's epilogue stores its rows.\n",
-              stage05::kCtaGroup * C::kStageBytes);
+  if (pair) {
+    section("The CTA pair (cluster of 2; rank 0 = the leader, rank 1 = its peer)");
+    std::printf("  %-7s %-26s %-26s %-18s %-18s\n", "CTA", "A rows (of the tile)", "B rows (of the tile)", "SFA rows",
+                "SFB rows");
+    for (int rank = 0; rank < s.cta_group; ++rank) {
+      auto range = [](int first, int count) { return std::to_string(first) + ".." + std::to_string(first + count - 1); };
+      std::printf("  rank %-2d %-26s %-26s %-18s %-18s\n", rank, range(rank * s.cta_m, s.cta_m).c_str(),
+                  range(rank * s.b_rows_per_cta, s.b_rows_per_cta).c_str(), range(rank * s.cta_m, s.cta_m).c_str(),
+                  ("all " + std::to_string(s.bn)).c_str());
+    }
+    std::printf("  Each CTA's TMA loads complete on the leader's full barrier (.cta_group::2), which expects %d bytes.\n"
+                "  One thread of the leader issues each MMA; rows 0..%d of D land in the leader's TMEM, the rest in\n"
+                "  the peer's. Commits arrive on both CTAs' barriers (multicast mask 0b%d%d); each CTA stores its rows.\n",
+                s.cta_group * s.slot_bytes, s.cta_m - 1, (stage05::kPairMask >> 1) & 1, stage05::kPairMask & 1);
+  }
 
-  section("Budgets (per CTA)");
-  std::printf("  one stage:   A %d + B %d + SFA %d + SFB %d = %d bytes of shared memory\n", C::kABytes, C::kBBytes,
-              C::kSfaBytes, C::kSfbBytes, C::kStageBytes);
-  std::printf("  stages:      min(shared memory (%d - %d) / %d = %d, TMEM (512 - %d) / %d = %d) = %d\n",
-              C::kSmemPerBlock, C::kSmemReserve, C::kStageBytes, C::kStagesBySmem, BN, C::kSfColumnsPerStage,
-              C::kStagesByTmem, S);
-  std::printf("  total:       %d bytes of dynamic shared memory (with barriers and alignment slack)\n",
-              stage05::kSmemBytes<BN>);
-  std::printf("  per k-tile (256 values of k), per pair: %d bytes loaded, %d MMAs (M x N x K = %d x %d x %d), "
-              "%d tcgen05.cp, %.1f MFLOP\n",
-              stage05::kCtaGroup * C::kStageBytes, stage05::kStepsPerTile, stage05::kPairM, BN, stage05::kMmaK,
-              stage05::kStepsPerTile * (1 + C::kSfbAtoms), 2.0 * 256 * BN * 256 / 1e6);
-  gemm::program::print_resources("nvfp4_tcgen05_gemm", reinterpret_cast<const void*>(&stage05::nvfp4_tcgen05_gemm<BN>),
-                                 stage05::kThreads, stage05::kSmemBytes<BN>);
+  section(pair ? "Budgets (per CTA)" : "Budgets");
+  std::printf("  one slot:    A %d + B %d + SFA %d + SFB %d = %d bytes of shared memory\n", s.packed_tile_bytes,
+              s.packed_tile_bytes, s.sf_block_bytes, s.sfb_atoms * s.sf_block_bytes, s.slot_bytes);
+  std::printf("  slots:       min(shared memory (%d - %d) / %d = %d, TMEM (%u - %d) / %d = %d) = %d\n",
+              s.smem_per_block, s.fixed_bytes, s.slot_bytes, s.slots_by_smem, stage05::kTmemColumns, s.bn,
+              s.sf_columns_per_slot, s.slots_by_tmem, s.slots);
+  std::printf("  total:       %d bytes of dynamic shared memory (with barriers and alignment slack) + a margin of\n"
+              "               %d for static shared memory = %d of the %d a block may have (%d to spare)\n",
+              s.smem_bytes, s.static_margin, s.smem_bytes + s.static_margin, s.smem_per_block,
+              s.smem_per_block - s.smem_bytes - s.static_margin);
+  std::printf("  per k-tile (%d values of k)%s: %d bytes loaded, %d MMAs (M x N x K = %d x %d x %d), %d tcgen05.cp, "
+              "%.1f MFLOP\n", stage05::kTileK, pair ? ", per pair" : "", s.cta_group * s.slot_bytes,
+              stage05::kStepsPerTile, s.bm, s.bn, stage05::kMmaK, stage05::kStepsPerTile * (1 + s.sfb_atoms),
+              2.0 * s.bm * s.bn * stage05::kTileK / 1e6);
+  gemm::program::print_resources("nvfp4_tcgen05_gemm", s.kernel, stage05::kThreads, s.smem_bytes);
 }
 
 }  // namespace
@@ -129,21 +156,20 @@ int main(int argc, char** argv) {
     defaults.M = defaults.N = defaults.K = 1024;
     defaults.iters = 3;
   }
-  const auto opts = gemm::program::parse(argc, argv, stage05::kStage, defaults, {"--bn"});
-  const int bn = opts.extra.count("--bn") ? std::stoi(opts.extra.at("--bn")) : 256;
-  if (bn != 128 && bn != 256) {
-    std::fprintf(stderr, "--bn must be 128 or 256\n");
-    return 2;
-  }
+  const auto opts = gemm::program::parse(argc, argv, stage05::kStage, defaults);
   gemm::program::banner(stage05::kStage);
   if (emulated)
     std::printf("\n  tcgen05 is EMULATED on this GPU (%s): the default problem is %d x %d x %d and %d timed runs;\n"
                 "  the time measures the emulator, not the kernel.\n",
                 g.name.c_str(), defaults.M, defaults.N, defaults.K, defaults.iters);
-  bn == 256 ? walkthrough<256>() : walkthrough<128>();
-  gemm::program::section("Run, check, time");
-  gemm::Stage stage = stage05::kStage;
-  if (bn == 128) stage.nvfp4 = &stage05::launch_bn128;
-  const auto result = gemm::program::run_and_check(stage, opts);
-  return gemm::program::finish(stage, opts, result);
+  // The stage's two steps, in teaching order: kernel_1cta.cuh, then kernel.cuh.
+  int rc = 0;
+  for (const Step& step : {GEMM_STEP(stage05_1cta), GEMM_STEP(stage05)}) {
+    gemm::program::section((std::string("Step ") + step.stage.id + ": " + step.stage.idea).c_str());
+    walkthrough(step);
+    gemm::program::section("Run, check, time");
+    const auto result = gemm::program::run_and_check(step.stage, opts);
+    rc = std::max(rc, gemm::program::finish(step.stage, opts, result));
+  }
+  return rc;
 }

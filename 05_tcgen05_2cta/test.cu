@@ -1,10 +1,12 @@
-// Stage 05 against the CPU reference: the common NVFP4 cases, every boundary of the 256 x BN pair
-// tile, K from half an MMA step to many times around the ring, both BN configurations, and scale
-// padding filled with arbitrary values. On Hopper every tcgen05 instruction runs through the emulator
-// in strict mode (common/harness/test_main.cpp), so a barrier-protocol hazard fails these tests
-// with its message; on a B200 they run natively. The exact tier must match bit for bit; the
-// realistic tier is held to an error bound valid for any FP32 accumulation order
-// (common/harness/compare.h), so the same tests hold for the tensor core's own order.
+// Both steps of stage 05 (kernel_1cta.cuh, kernel.cuh) against the CPU reference: the common NVFP4
+// cases, every boundary of the 128 x 128 tile of step 1 and the 256 x 256 pair tile of step 2, K from
+// half an MMA step to many times around the ring, and scale padding filled with arbitrary values. On
+// Hopper every tcgen05 instruction runs through the emulator in strict mode
+// (common/harness/test_main.cpp), so a barrier-protocol hazard fails these tests with its message;
+// on a B200 they run natively. The exact tier must match bit for bit; the realistic tier is held to
+// an error bound valid for any FP32 accumulation order (common/harness/compare.h), so the same tests
+// hold for the tensor core's own order.
+#include "kernel_1cta.cuh"
 #include "kernel.cuh"
 
 #include <random>
@@ -21,8 +23,8 @@ namespace {
 using gemm::DeviceBuffer;
 using gemm::Tier;
 using gemm::testing::GemmCase;
-constexpr gemm::testing::Tile kTile{stage05::kPairM, 256, stage05::kTileK};
-constexpr gemm::testing::Tile kTile128{stage05::kPairM, 128, stage05::kTileK};
+constexpr gemm::testing::Tile kTile1Cta{stage05_1cta::kBM, stage05_1cta::kBN, stage05_1cta::kTileK};
+constexpr gemm::testing::Tile kTile{stage05::kBM, stage05::kBN, stage05::kTileK};
 
 GemmCase make_case(const std::string& what, Tier tier, int M, int N, int K, int L = 1) {
   return {what + "_" + gemm::tier_name(tier) + "_M" + std::to_string(M) + "_N" + std::to_string(N) + "_K" +
@@ -30,36 +32,33 @@ GemmCase make_case(const std::string& what, Tier tier, int M, int N, int K, int 
           M, N, K, L, tier};
 }
 
-// The common cases, plus the pair tile's boundaries and the pipeline's K sweep.
-std::vector<GemmCase> cases(gemm::testing::Tile tile, int stages) {
+// The common cases, plus the tiles' boundaries and the pipeline's K sweep.
+std::vector<GemmCase> cases(gemm::testing::Tile tile, int slots) {
   auto c = gemm::testing::nvfp4_cases(tile);
-  // Every boundary of the 256 x BN tile: one CTA of the pair past M (M <= 128), one row into the
-  // odd CTA, one row into the next pair; N inside one MMA step of 16, one past, past BN/2 (the odd
-  // CTA's half of B), past BN. Exact tier: any wrong element shows.
+  // Every boundary of both steps' tiles: one row short of 128 (step 1's tile, the pair's leader
+  // half), one past it (the peer's first row, step 1's next tile), one past 256 (the next pair);
+  // N inside one MMA step of 16, one past, past 128 (step 1's next tile, the pair's peer half of B),
+  // past 256. Exact tier: any wrong element shows.
   for (int M : {1, 127, 128, 129, 255, 256, 257})
     for (int N : {1, 16, 17, 127, 128, 129, 255, 257}) c.push_back(make_case("tail", Tier::kExact, M, N, 160));
   // K: half an MMA step, one step, a partial k-tile, one k-tile, exactly the ring, one more, and
   // many times around it (odd multiples of 32 leave a half step at the end).
-  const int T = stage05::kTileK;
-  for (int K : {32, 64, 96, T, stages * T, (stages + 1) * T + 32, 4 * stages * T + 96})
+  const int T = tile.k;
+  for (int K : {32, 64, 96, T, slots * T, (slots + 1) * T + 32, 4 * slots * T + 96})
     for (Tier tier : {Tier::kExact, Tier::kRealistic}) c.push_back(make_case("pipeline", tier, 130, 260, K));
   return c;
 }
 
-GEMM_STANDARD_STAGE_TESTS(Nvfp4Tcgen05, stage05::kStage, stage05::launch, cases(kTile, stage05::Config<256>::kStages),
-                          kTile)
+// Step 1: one CTA.
+GEMM_STANDARD_STEP_TESTS(Nvfp4Tcgen05OneCta, stage05_1cta::kStage, stage05_1cta::launch,
+                         cases(kTile1Cta, stage05_1cta::kSlots), kTile1Cta)
+// Step 2: the CTA pair.
+GEMM_STANDARD_STAGE_TESTS(Nvfp4Tcgen05, stage05::kStage, stage05::launch, cases(kTile, stage05::kSlots), kTile)
 
-// The same tests for the BN = 128 configuration (its own launcher).
-class GpuNvfp4Tcgen05Bn128 : public ::testing::TestWithParam<GemmCase> {};
-TEST_P(GpuNvfp4Tcgen05Bn128, MatchesCpuReference) {
-  GEMM_REQUIRE_GPU();
-  gemm::testing::run_case(stage05::launch_bn128, GetParam(), kTile128);
-}
-INSTANTIATE_TEST_SUITE_P(Shapes, GpuNvfp4Tcgen05Bn128,
-                         ::testing::ValuesIn(cases(kTile128, stage05::Config<128>::kStages)),
-                         gemm::testing::case_name);
-TEST(Nvfp4Tcgen05Bn128Args, RejectsInvalidArgumentsBeforeAnyLaunch) {
-  gemm::testing::expect_rejects_invalid_arguments_cpu(stage05::launch_bn128);
+TEST(Tcgen05Steps, StepsAreRegisteredInTeachingOrder) {
+  EXPECT_STREQ(stage05_1cta::kStage.id, "05_tcgen05_1cta");
+  EXPECT_STREQ(stage05::kStage.id, GEMM_STAGE_ID);
+  EXPECT_LT(std::string(stage05_1cta::kStage.id), std::string(stage05::kStage.id));  // the registry sorts by id
 }
 
 // ---- Scale padding is never read into C -------------------------------------------------------------
@@ -78,9 +77,7 @@ void fill_padding(gemm::Nvfp4Tensor& t, std::mt19937_64& rng) {
 }
 
 class GpuNvfp4Tcgen05Padding : public ::testing::TestWithParam<GemmCase> {};
-TEST_P(GpuNvfp4Tcgen05Padding, ArbitraryPaddingScalesDoNotChangeC) {
-  GEMM_REQUIRE_GPU();
-  const GemmCase c = GetParam();
+void expect_padding_ignored(gemm::Nvfp4Launcher launch, const GemmCase& c, gemm::testing::Tile tile) {
   gemm::HostNvfp4Problem p = gemm::make_nvfp4_problem(c.M, c.N, c.K, c.L, c.tier, gemm::seed_for(c.name));
   std::mt19937_64 rng(gemm::seed_for(c.name + "padding"));
   fill_padding(p.a, rng);
@@ -88,13 +85,17 @@ TEST_P(GpuNvfp4Tcgen05Padding, ArbitraryPaddingScalesDoNotChangeC) {
   DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
   DeviceBuffer<uint16_t> C(size_t(c.M) * c.N * c.L);
   C.fill_bytes(0xFF);
-  stage05::launch({c.M, c.N, c.K, c.L, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha,
-                   reinterpret_cast<__half*>(C.get())},
-                  nullptr);
+  launch({c.M, c.N, c.K, c.L, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha, reinterpret_cast<__half*>(C.get())},
+         nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   const gemm::CompareResult r = gemm::compare_fp16(C.download(), gemm::reference_gemm(p.host_args()),
-                                                   {c.M, c.N, c.K, c.L, kTile.m, kTile.n}, c.tier);
+                                                   {c.M, c.N, c.K, c.L, tile.m, tile.n}, c.tier);
   EXPECT_TRUE(r.ok()) << r.describe();
+}
+TEST_P(GpuNvfp4Tcgen05Padding, ArbitraryPaddingScalesDoNotChangeC) {
+  GEMM_REQUIRE_GPU();
+  expect_padding_ignored(stage05_1cta::launch, GetParam(), kTile1Cta);
+  expect_padding_ignored(stage05::launch, GetParam(), kTile);
 }
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuNvfp4Tcgen05Padding,
                          ::testing::Values(make_case("padding", Tier::kExact, 100, 70, 96),
@@ -106,28 +107,29 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GpuNvfp4Tcgen05Padding,
 
 TEST(GpuNvfp4Tcgen05Teardown, EveryRunFreesItsTensorMemory) {
   GEMM_REQUIRE_GPU();
-  gemm::testing::run_case(stage05::launch, make_case("teardown", Tier::kExact, 300, 300, 512), kTile);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_EQ(gemm::emu::allocated_units(), 0) << "Tensor Memory left allocated (emulator)";
+  for (auto [launch, tile] : {std::pair{stage05_1cta::launch, kTile1Cta}, std::pair{stage05::launch, kTile}}) {
+    gemm::testing::run_case(launch, make_case("teardown", Tier::kExact, 300, 300, 512), tile);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(gemm::emu::allocated_units(), 0) << "Tensor Memory left allocated (emulator)";
+  }
 }
 
 // ---- The layout arithmetic the walkthrough prints ------------------------------------------------------
 
-TEST(Tcgen05StageLayout, BudgetsFitAndStagesFollowFromThem) {
-  using C256 = stage05::Config<256>;
-  using C128 = stage05::Config<128>;
-  EXPECT_EQ(C256::kStageBytes, 38912);  // 16 KB A + 16 KB B + 2 KB SFA + 4 KB SFB
-  EXPECT_EQ(C128::kStageBytes, 28672);  // 16 KB A +  8 KB B + 2 KB SFA + 2 KB SFB
-  EXPECT_EQ(C256::kStages, 5);
-  EXPECT_EQ(C128::kStages, 8);
-  EXPECT_LE(C256::kTmemColumnsUsed, 512);
-  EXPECT_LE(C128::kTmemColumnsUsed, 512);
-  EXPECT_LE(stage05::kSmemBytes<256>, 232448);
-  EXPECT_LE(stage05::kSmemBytes<128>, 232448);
+TEST(Tcgen05StageLayout, BudgetsFitAndSlotsFollowFromThem) {
+  EXPECT_EQ(sizeof(stage05_1cta::Slot), 36864u);  // 16 KB A + 16 KB B + 2 KB SFA + 2 KB SFB
+  EXPECT_EQ(sizeof(stage05::Slot), 38912u);       // 16 KB A + 16 KB B (half of 256 rows) + 2 KB SFA + 4 KB SFB
+  EXPECT_EQ(stage05_1cta::kSlots, 6);
+  EXPECT_EQ(stage05::kSlots, 5);
+  EXPECT_LE(stage05_1cta::kTmemColumnsUsed, 512);
+  EXPECT_LE(stage05::kTmemColumnsUsed, 512);
+  // Dynamic shared memory plus the margin for static shared memory within the 227 KB of a block.
+  EXPECT_LE(stage05_1cta::kSmemBytes + stage05_1cta::kStaticSmemMargin, 232448);
+  EXPECT_LE(stage05::kSmemBytes + stage05::kStaticSmemMargin, 232448);
 }
 
-TEST(Tcgen05StageLayout, TmemColumnsOfStagesAndStepsNeverOverlap) {
-  using C = stage05::Config<256>;
+template <class ColumnOf>
+void expect_columns_never_overlap(int d_columns, int slots, int sfb_atoms, ColumnOf sfa_column, ColumnOf sfb_column) {
   std::vector<int> owner(512, -1);
   auto claim = [&](uint32_t first, int count, int who) {
     for (int c = 0; c < count; ++c) {
@@ -136,19 +138,26 @@ TEST(Tcgen05StageLayout, TmemColumnsOfStagesAndStepsNeverOverlap) {
       owner[first + c] = who;
     }
   };
-  claim(C::d_column(), 256, 0);
-  for (int s = 0; s < C::kStages; ++s)
+  claim(0, d_columns, 0);
+  for (int s = 0; s < slots; ++s)
     for (int j = 0; j < stage05::kStepsPerTile; ++j) {
-      ASSERT_EQ(C::sfa_column(s, j) % 2, 0u) << "scale columns must be even";
-      claim(C::sfa_column(s, j), 4, 1 + s);
-      claim(C::sfb_column(s, j), 4 * C::kSfbAtoms, 1 + s);
+      ASSERT_EQ(sfa_column(s, j) % 2, 0u) << "scale columns must be even";
+      ASSERT_EQ(sfb_column(s, j) % 2, 0u) << "scale columns must be even";
+      claim(sfa_column(s, j), 4, 1 + s);
+      claim(sfb_column(s, j), 4 * sfb_atoms, 1 + s);
     }
 }
+TEST(Tcgen05StageLayout, TmemColumnsOfSlotsAndStepsNeverOverlap) {
+  expect_columns_never_overlap(stage05_1cta::kBN, stage05_1cta::kSlots, stage05_1cta::kSfbAtoms,
+                               &stage05_1cta::sfa_column, &stage05_1cta::sfb_column);
+  expect_columns_never_overlap(stage05::kBN, stage05::kSlots, stage05::kSfbAtoms, &stage05::sfa_column,
+                               &stage05::sfb_column);
+}
 
-TEST(Tcgen05StageLayout, InstructionDescriptorIsThePairShape) {
-  EXPECT_EQ(stage05::Config<256>::instr_descriptor(), 0x10400480u);  // M 256, N 256 (FACTS 2.4)
-  const auto d = gemm::tcgen05::decode_instr_descriptor(stage05::Config<128>::instr_descriptor());
-  EXPECT_EQ(d.m, 256u);
+TEST(Tcgen05StageLayout, InstructionDescriptorsAreTheStepShapes) {
+  EXPECT_EQ(stage05::instr_descriptor(), 0x10400480u);  // M 256, N 256 (FACTS 2.4)
+  const auto d = gemm::tcgen05::decode_instr_descriptor(stage05_1cta::instr_descriptor());
+  EXPECT_EQ(d.m, 128u);
   EXPECT_EQ(d.n, 128u);
 }
 

@@ -66,7 +66,8 @@ PAIRS = SMS // SMS_PER_PAIR       # 74 pairs resident at once, one CTA per SM
 PAIR_M = 256                      # rows of C per pair: M of the instruction (128 per SM)
 MMA_K = 64                        # values of k per kind::mxf4nvf4 MMA: stage 05's K is padded to it
 TILE_K = 256                      # values of k per k-tile (one 128-byte swizzle row): stage 06's split unit
-STAGE05_BN = 256                  # stage 05's launcher: BN = 256 (launch_bn<256>)
+STAGE05_BN = 256                  # stage 05 (the pair, kernel.cuh): BN = 256
+STAGE05A_BM, STAGE05A_BN = 128, 128  # stage 05's first step (one CTA, kernel_1cta.cuh): a 128 x 128 tile per SM
 STAGE06_BN = 128                  # stage 06: BN = 128, two accumulator buffers in TMEM
 STAGE06_MAX_SPLITS = 16           # stage 06 splits K into at most this many parts (kMaxSplits) ...
 STAGE06_MIN_KTILES_PER_SPLIT = 2  # ... each at least this many k-tiles long (kMinKTilesPerSplit) ...
@@ -82,8 +83,8 @@ SF_VEC, SF_ROW_BLOCK, SF_COL_BLOCK = 16, 128, 4  # one E4M3 scale per 16 k; bloc
 
 SHAPES = [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048),
           (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)]
-STAGES = ("05", "06")  # stage 07 has the bounds of stage 06 (see STAGE07_NOTE)
-STAGE_NAMES = {"05": "05_tcgen05_2cta", "06": "06_persistent_ws, 07_epilogue_tma"}
+STAGES = ("05a", "05", "06")  # stage 07 has the bounds of stage 06 (see STAGE07_NOTE)
+STAGE_NAMES = {"05a": "05_tcgen05_1cta", "05": "05_tcgen05_2cta", "06": "06_persistent_ws, 07_epilogue_tma"}
 STAGE07_NOTE = ("Stage 07 has the bounds of stage 06: its TMA-store epilogue changes how C leaves the SM, not the "
                 "bytes that cross DRAM nor the MMAs; both hide the epilogue behind the next tile's MMAs.")
 TITLE = "B200 MODEL (predicted lower bounds from published peak figures; not measured)"
@@ -128,28 +129,29 @@ def sol(m, n, k, bw=HBM_BYTES_PER_S):
     return dict(t_tensor=t_tensor, t_dram=t_dram, t=max(t_tensor, t_dram))
 
 
-def stage05(m, n, k, bw=HBM_BYTES_PER_S):
-    """Non-persistent: one PAIR_M x BN tile per pair, PAIRS pairs at a time (waves); the epilogue follows the
-    MMAs of each wave and is not overlapped."""
-    bn = STAGE05_BN
-    rows, cols = extents(m, PAIR_M), extents(n, bn)
+def stage05(m, n, k, bw=HBM_BYTES_PER_S, bm=PAIR_M, bn=STAGE05_BN, sms_per_tile=SMS_PER_PAIR):
+    """Non-persistent: one bm x bn tile per pair (or per CTA, sms_per_tile = 1: stage 05's first step), as many
+    at a time as the SMs hold (waves); the epilogue follows the MMAs of each wave and is not overlapped."""
+    concurrent = SMS // sms_per_tile
+    rows, cols = extents(m, bm), extents(n, bn)
     tiles = len(rows) * len(cols)
-    waves = ceil_div(tiles, PAIRS)
-    # The tensor core of a pair computes a whole PAIR_M x BN tile (rows past M are zeros it still multiplies),
-    # on two SMs, over K padded to the MMA's K.
-    tile_time = 2 * PAIR_M * bn * round_up(k, MMA_K) / (SMS_PER_PAIR * PER_SM_FLOPS)
+    waves = ceil_div(tiles, concurrent)
+    # The tensor cores of a pair (or a CTA) compute a whole bm x bn tile (rows past M are zeros they still
+    # multiply), on sms_per_tile SMs, over K padded to the MMA's K.
+    tile_time = 2 * bm * bn * round_up(k, MMA_K) / (sms_per_tile * PER_SM_FLOPS)
     t_tensor = waves * tile_time
     no_reuse = sum(tile_bytes(r, c, k) for r in rows for c in cols)
     # Epilogue: per wave, the largest tile's C at the pair's share of the bandwidth (tiles in launch order:
     # pair p computes tile row p / tiles_n, column p % tiles_n).
     order = [(r, c) for r in rows for c in cols]
-    pair_bw = SMS_PER_PAIR * bw / SMS
-    t_epilogue = sum(max(2 * r * c for r, c in order[w * PAIRS:(w + 1) * PAIRS]) / pair_bw for w in range(waves))
+    tile_bw = sms_per_tile * bw / SMS
+    t_epilogue = sum(max(2 * r * c for r, c in order[w * concurrent:(w + 1) * concurrent]) / tile_bw
+                     for w in range(waves))
     t_dram = min_bytes(m, n, k) / bw
     bound = max(t_tensor, t_dram) + t_epilogue
-    executed = tiles * 2 * PAIR_M * bn * round_up(k, MMA_K)
-    return dict(tiles=tiles, splits=1, units=tiles, waves=waves, pairs_launched=min(PAIRS, tiles),
-                pairs_busy=tiles / (waves * PAIRS), executed_flops=executed,
+    executed = tiles * 2 * bm * bn * round_up(k, MMA_K)
+    return dict(tiles=tiles, splits=1, units=tiles, waves=waves, concurrent=concurrent,
+                pairs_launched=min(concurrent, tiles), pairs_busy=tiles / (waves * concurrent), executed_flops=executed,
                 t_tensor=t_tensor, t_dram=t_dram, t_dram_no_reuse=no_reuse / bw, t_epilogue=t_epilogue,
                 bytes=min_bytes(m, n, k), bytes_no_reuse=no_reuse, reduction_bytes=0, bound=bound,
                 bound_partials_in_l2=bound)
@@ -239,7 +241,8 @@ def model(m, n, k, bw=HBM_BYTES_PER_S):
     """One shape: its FLOPs, min bytes, SOL, and every stage's numbers (stage 07's are stage 06's)."""
     f = flops(m, n, k)
     light = sol(m, n, k, bw)
-    stages = {"05": stage05(m, n, k, bw), "06": stage06(m, n, k, bw)}
+    stages = {"05a": stage05(m, n, k, bw, bm=STAGE05A_BM, bn=STAGE05A_BN, sms_per_tile=1),
+              "05": stage05(m, n, k, bw), "06": stage06(m, n, k, bw)}
     for st in stages.values():
         st["useful_mma_fraction"] = f / st["executed_flops"]
         st["sms_busy"] = f / (SMS * PER_SM_FLOPS * st["t_tensor"])
@@ -353,7 +356,7 @@ def document(results):
                                   "tiling (docs/b200_model.md). Times in seconds.",
                 figures=FIGURES,
                 parameters=dict(sms_per_pair=SMS_PER_PAIR, pairs=PAIRS, pair_m=PAIR_M, mma_k=MMA_K, tile_k=TILE_K,
-                                stage05_bn=STAGE05_BN, stage06_bn=STAGE06_BN, stage06_max_splits=STAGE06_MAX_SPLITS,
+                                stage05_bn=STAGE05_BN, stage05a_bm=STAGE05A_BM, stage05a_bn=STAGE05A_BN, stage06_bn=STAGE06_BN, stage06_max_splits=STAGE06_MAX_SPLITS,
                                 stage06_min_ktiles_per_split=STAGE06_MIN_KTILES_PER_SPLIT,
                                 stage06_split_below_pairs=STAGE06_SPLIT_BELOW_PAIRS, stage06_split_tie=STAGE06_SPLIT_TIE,
                                 stage06_split_chunk=STAGE06_SPLIT_CHUNK, acc_bytes=ACC_BYTES),
@@ -363,7 +366,9 @@ def document(results):
 def plot(plt, results, path):
     fig, ax = plt.subplots(figsize=(9, 5.2))
     x = list(range(len(results)))
-    series = [(STAGE_NAMES["05"], [r["stages"]["05"]["tflops"] for r in results], dict(marker="o", color="C0")),
+    series = [(STAGE_NAMES["05a"] + " (stage 05, step 1)", [r["stages"]["05a"]["tflops"] for r in results],
+               dict(marker="v", color="C4")),
+              (STAGE_NAMES["05"], [r["stages"]["05"]["tflops"] for r in results], dict(marker="o", color="C0")),
               (STAGE_NAMES["06"] + " (same bound)", [r["stages"]["06"]["tflops"] for r in results],
                dict(marker="s", color="C1")),
               (STAGE_NAMES["06"] + " with its s, if split-K partials stayed in L2",
@@ -455,7 +460,7 @@ def checks(results):
         where = shape_text(r)
         light = r["sol"]
         expect(light["t"] > 0, f"{where}: SOL not positive")
-        for key in ("05", "06", "07"):
+        for key in ("05a", "05", "06", "07"):
             st = r["stages"][key]
             w = f"{where} stage {key}"
             expect(st["bound"] >= light["t"] * (1 - eps), f"{w}: bound {st['bound']} < SOL {light['t']}")
@@ -471,11 +476,17 @@ def checks(results):
             expect(st["sms_busy"] <= st["pairs_busy"] * st["useful_mma_fraction"] * (1 + 1e-9),
                    f"{w}: SMs busy above pairs busy x useful MMA fraction")
             expect(st["units"] == st["tiles"] * st["splits"], f"{w}: units != tiles x splits")
-            expect(st["waves"] * PAIRS >= st["units"] > (st["waves"] - 1) * PAIRS, f"{w}: waves do not cover the units")
+            slots = st.get("concurrent", PAIRS)
+            expect(st["waves"] * slots >= st["units"] > (st["waves"] - 1) * slots, f"{w}: waves do not cover the units")
             expect(abs(st["tflops"] * 1e12 * st["bound"] - r["flops"]) <= 1e-6 * r["flops"], f"{w}: TFLOP/s != FLOPs / bound")
-        s05 = r["stages"]["05"]
-        expect(abs(s05["sms_busy"] - s05["pairs_busy"] * s05["useful_mma_fraction"]) <= 1e-9,
-               f"{where} stage 05: SMs busy != pairs busy x useful MMA fraction")
+        for key in ("05a", "05"):
+            s05 = r["stages"][key]
+            expect(abs(s05["sms_busy"] - s05["pairs_busy"] * s05["useful_mma_fraction"]) <= 1e-9,
+                   f"{where} stage {key}: SMs busy != pairs busy x useful MMA fraction")
+        # A 128-row CTA tile wastes nothing at M = 128; a 256-row pair tile half.
+        if r["M"] == 128:
+            expect(r["stages"]["05a"]["useful_mma_fraction"] == 1.0 or r["N"] % STAGE05A_BN,
+                   f"{where} stage 05a: useful MMA fraction at M = 128 is not 1")
         s06 = r["stages"]["06"]
         m, n, k = r["M"], r["N"], r["K"]
         k_tiles = ceil_div(k, TILE_K)
@@ -514,6 +525,8 @@ def checks(results):
         return bad
     r = model(8192, 8192, 8192)
     expect(r["stages"]["05"]["tiles"] == 1024 and r["stages"]["05"]["waves"] == 14, "8192^3 stage 05: tiles, waves")
+    expect(r["stages"]["05a"]["tiles"] == 4096 and r["stages"]["05a"]["waves"] == 28, "8192^3 stage 05a: tiles, waves")
+    expect(abs(r["stages"]["05a"]["t_tensor"] - 28 * 2 * 128 * 128 * 8192 / (9e15 / 148)) < 1e-12, "8192^3 stage 05a: T_tensor")
     expect(abs(r["sol"]["t"] - 2 * 8192 ** 3 / 9e15) < 1e-12, "8192^3: SOL is not 2MNK / 9 PFLOP/s")
     r = model(128, 4096, 7168)
     st = r["stages"]["06"]

@@ -12,7 +12,7 @@
 
 Each docs/data/<stage>.json is one run of bench_stageNN (Google Benchmark JSON): the stage, its
 predecessor and a library peer, timed in the same process, and possibly variants of the stage (other
-configurations of its kernel, e.g. "05_tcgen05_2cta BN=128"). The label of each benchmark is its role
+configurations of its kernel, e.g. stage 05's first step, "05_tcgen05_1cta"). The label of each benchmark is its role
 ("stage", "variant", "predecessor", "peer"), followed by " EMULATED" where the row ran its tcgen05
 instructions through the software emulator (a Hopper GPU): such a row's time measures the emulator, so
 it never enters a plot and never gets a ratio; the tables list it with its time and the words

@@ -49,6 +49,24 @@ std::vector<T> run_poisoned(DeviceBuffer<T>& C, Launch&& launch) {
   return C.download();
 }
 
+// C lies between kGuardElements poisoned elements on each side (128 bytes for FP16 C, so C keeps the
+// buffer's 128-byte alignment): a kernel that writes one element past either end of C fails the case.
+constexpr size_t kGuardElements = 64;
+template <class T>
+void expect_guards_untouched(const std::vector<T>& all, size_t first, size_t count) {
+  auto poisoned = [](const T& v) {
+    const auto* b = reinterpret_cast<const unsigned char*>(&v);
+    for (size_t i = 0; i < sizeof(T); ++i)
+      if (b[i] != kPoisonByte) return false;
+    return true;
+  };
+  size_t bad = 0, where = 0;
+  for (size_t i = 0; i < all.size(); ++i)
+    if ((i < first || i >= first + count) && !poisoned(all[i]) && bad++ == 0) where = i;
+  EXPECT_EQ(bad, 0u) << bad << " element(s) written outside C, the first " << (where < first ? "before" : "after")
+                     << " C at distance " << (where < first ? first - where : where - (first + count) + 1);
+}
+
 // Each entry: a name for the message, a mutation that breaks exactly one rule, and optionally a
 // further text the message must contain (which rule fired, where several apply to one argument).
 template <class Args>
@@ -207,18 +225,21 @@ std::vector<GemmCase> nvfp4_cases(Tile t) {
   return c;
 }
 
-// C is allocated `c_offset` elements past the start of a buffer (cudaMalloc aligns to 256 bytes), so
-// c_offset = 1 gives a C that is only element-aligned: what the contract promises and no more.
+// C is allocated kGuardElements + `c_offset` elements past the start of a buffer (cudaMalloc aligns to
+// 256 bytes, the guard keeps 128), so c_offset = 1 gives a C that is only element-aligned: what the
+// contract promises and no more. The guards on both sides must still hold the poison afterwards.
 void run_case(Fp32Launcher launch, const GemmCase& c, Tile tile, int c_offset) {
   SCOPED_TRACE("case " + c.name + ", seed " + std::to_string(seed_for(c.name)) +
                " (set GEMM_TEST_SEED to draw other data)" + (c_offset ? ", C offset by one element" : ""));
   const HostFp32Problem p = make_fp32_problem(c.M, c.N, c.K, c.L, c.tier, seed_for(c.name));
   const size_t count = size_t(int64_t(c.M) * c.N * c.L);
-  DeviceBuffer<float> A(p.A), B(p.B), C(count + size_t(c_offset));
-  const Fp32GemmArgs args{c.M, c.N, c.K, c.L, A.get(), B.get(), C.get() + c_offset};
+  const size_t first_c = kGuardElements + size_t(c_offset);
+  DeviceBuffer<float> A(p.A), B(p.B), C(first_c + count + kGuardElements);
+  const Fp32GemmArgs args{c.M, c.N, c.K, c.L, A.get(), B.get(), C.get() + first_c};
   auto run = [&] {
     auto all = run_poisoned(C, [&] { launch(args, cudaStream_t{}); });
-    return std::vector<float>(all.begin() + c_offset, all.end());
+    expect_guards_untouched(all, first_c, count);
+    return std::vector<float>(all.begin() + first_c, all.begin() + first_c + count);
   };
   const auto first = run();
   const ReferenceOutput ref = reference_gemm(p.host_args());
@@ -235,12 +256,14 @@ void run_case(Nvfp4Launcher launch, const GemmCase& c, Tile tile, int c_offset) 
   const HostNvfp4Problem p = make_nvfp4_problem(c.M, c.N, c.K, c.L, c.tier, seed_for(c.name));
   DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
   const size_t count = size_t(int64_t(c.M) * c.N * c.L);
-  DeviceBuffer<uint16_t> C(count + size_t(c_offset));
+  const size_t first_c = kGuardElements + size_t(c_offset);
+  DeviceBuffer<uint16_t> C(first_c + count + kGuardElements);
   const Nvfp4GemmArgs args{c.M, c.N, c.K, c.L, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha,
-                           reinterpret_cast<__half*>(C.get() + c_offset)};
+                           reinterpret_cast<__half*>(C.get() + first_c)};
   auto run = [&] {
     auto all = run_poisoned(C, [&] { launch(args, cudaStream_t{}); });
-    return std::vector<uint16_t>(all.begin() + c_offset, all.end());
+    expect_guards_untouched(all, first_c, count);
+    return std::vector<uint16_t>(all.begin() + first_c, all.begin() + first_c + count);
   };
   const auto first = run();
   const ReferenceOutput ref = reference_gemm(p.host_args());

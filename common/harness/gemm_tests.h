@@ -1,7 +1,8 @@
 // The GPU test procedure every stage's test.cu runs, so that "tested against the CPU reference"
 // means the same thing for every stage:
 //   1. seeded inputs of the case's tier (common/harness/problems.h), uploaded;
-//   2. C poisoned with NaN (all bytes 0xFF) so an unwritten output cannot pass;
+//   2. C poisoned with NaN (all bytes 0xFF) so an unwritten output cannot pass, between 64 poisoned
+//      guard elements on each side that must stay poisoned (a write past either end of C fails);
 //   3. launch through the stage's launcher, synchronise, check every CUDA error;
 //   4. compare every output with the CPU reference (common/harness/compare.h);
 //   5. poison and run again: the two results must be identical bit for bit (a result that moves
@@ -72,9 +73,12 @@ inline bool launches_with(const Stage& s, Nvfp4Launcher f) { return s.precision 
 //   Gpu<Name>COffset.WorksWithAnElementAlignedC     C one element past an allocation's start
 //   Gpu<Name>Args.RejectsInvalidArgumentsAndWritesNothing
 //   <Name>Args.RejectsInvalidArgumentsBeforeAnyLaunch   (CPU only: runs in CI too)
-//   <Name>Stage.IsRegisteredUnderItsFolderName
+//   <Name>Stage.LaunchesThroughItsStage, <Name>Stage.IsRegisteredUnderItsFolderName
 // `stage` is the stage's kStage; `tile` its block tile (for the case list and mismatch grouping).
-#define GEMM_STANDARD_STAGE_TESTS(Name, stage, launcher, cases, tile)                                 \
+// A stage taught in several steps (add_gemm_stage(... STEPS ...)) runs GEMM_STANDARD_STEP_TESTS for
+// each earlier step: the same tests, with <Name>Stage.LaunchesThroughItsStage instead of the
+// folder-name check (a step's id is its own, e.g. "05_tcgen05_1cta").
+#define GEMM_STANDARD_STEP_TESTS(Name, stage, launcher, cases, tile)                                  \
   class Gpu##Name : public ::testing::TestWithParam<::gemm::testing::GemmCase> {};                    \
   TEST_P(Gpu##Name, MatchesCpuReference) {                                                            \
     GEMM_REQUIRE_GPU();                                                                               \
@@ -93,7 +97,12 @@ inline bool launches_with(const Stage& s, Nvfp4Launcher f) { return s.precision 
   TEST(Name##Args, RejectsInvalidArgumentsBeforeAnyLaunch) {                                          \
     ::gemm::testing::expect_rejects_invalid_arguments_cpu(launcher);                                  \
   }                                                                                                   \
+  TEST(Name##Stage, LaunchesThroughItsStage) {                                                        \
+    EXPECT_TRUE(::gemm::testing::launches_with(stage, launcher));                                     \
+  }
+
+#define GEMM_STANDARD_STAGE_TESTS(Name, stage, launcher, cases, tile)                                 \
+  GEMM_STANDARD_STEP_TESTS(Name, stage, launcher, cases, tile)                                        \
   TEST(Name##Stage, IsRegisteredUnderItsFolderName) {                                                 \
     EXPECT_STREQ((stage).id, GEMM_STAGE_ID);                                                          \
-    EXPECT_TRUE(::gemm::testing::launches_with(stage, launcher));                                     \
   }

@@ -1,0 +1,276 @@
+// Stage 05, step 1 of 2: the tensor core reads NVFP4 itself, one CTA.   README.md explains each change.
+// Changes from 04_tma_mbarrier/kernel.cuh:
+//   1. One tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 per 64 values of k (M = 128,
+//      N = 128) replaces the decode and the FP32 FMA loop: the decoded slices and the table are gone.
+//   2. The accumulator lives in Tensor Memory (tcgen05.alloc by warp 2, tcgen05.ld in the epilogue),
+//      and so do the scales: tcgen05.cp copies each 512-byte atom from the slot into TMEM columns.
+//   3. The MMA is asynchronous: tcgen05.commit, not an arrive, releases a slot ("empty") and
+//      announces the finished accumulator ("acc_full"); one elected thread of the MMA warp issues.
+//   4. Warp roles: warp 0 produces, warp 1 issues the MMAs, then all 4 warps drain the 4 TMEM
+//      quadrants; one CTA per SM (TMEM), so the ring takes what 227 KB of shared memory hold.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common/config.h"
+#include "common/cuda_check.h"
+#include "common/gemm_api.h"
+#include "common/ptx/mbarrier.cuh"
+#include "common/ptx/tcgen05.cuh"
+#include "common/ptx/tma.cuh"
+#include "common/registry.h"
+#include "common/sf_layout.h"
+#include "common/swizzle.h"
+#include "common/tcgen05_desc.h"
+#include "common/tensor_map.h"
+
+namespace stage05_1cta {
+
+namespace ptx = gemm::ptx;
+namespace tc = gemm::tcgen05;
+
+inline constexpr int kCtaGroup = 1;       // cta_group::1: a CTA issues its own MMAs
+inline constexpr int kBM = 128;           // rows of C per tile: M of the MMA
+inline constexpr int kCtaM = kBM / kCtaGroup;  // rows per CTA = the 128 TMEM lanes
+inline constexpr int kBN = 128;           // columns of C per tile: N of the MMA
+inline constexpr int kTileK = 256;        // values of k per packed tile: one 128-byte swizzle row
+inline constexpr int kMmaK = 64;          // values of k per kind::mxf4nvf4 MMA (dense)
+inline constexpr int kStepsPerTile = kTileK / kMmaK;  // 4 MMAs per k-tile
+inline constexpr int kThreads = 128;      // 4 warps, one per 32-lane TMEM quadrant
+inline constexpr int kProducerWarp = 0, kMmaWarp = 1, kAllocWarp = 2;
+inline constexpr int kBRowsPerCta = kBN / kCtaGroup;                     // rows of B each CTA loads
+inline constexpr int kPackedRowBytes = kTileK / 2;                       // 128: the TMA box's row
+inline constexpr int kPackedTileBytes = kCtaM * kPackedRowBytes;         // 16 KB per operand
+inline constexpr int kSfBlockBytes = kCtaM * (kTileK / gemm::kSfVector);  // 2 KB: 4 atoms of 512 B
+inline constexpr int kSfbAtoms = kBN / gemm::kSfTileRows;                // B's 128-row blocks: 1
+inline constexpr int kMmaStepBytes = kMmaK / 2;       // 32: descriptor start advance per MMA inside the atom
+inline constexpr int kSfColumnsPerAtom = 4;           // one atom = 128 rows x 4 columns (row r: column r / 32)
+inline constexpr uint32_t kTmemColumns = 512;         // the whole Tensor Memory of the SM: one CTA per SM
+static_assert(kPackedRowBytes == gemm::kSwizzleRowBytes, "a packed tile row is one 128-byte swizzle row (TMA box)");
+static_assert(kStepsPerTile * kMmaStepBytes == kPackedRowBytes, "the MMAs of a k-tile walk one swizzle atom");
+static_assert(kBRowsPerCta == kCtaM, "A and B tiles of a CTA have the same size");
+
+// One slot of the ring: everything one k-tile needs. 36 KB, a multiple of 1024, so every slot's
+// tiles stay 1024-byte aligned.
+struct Slot {
+  alignas(1024) unsigned char a[kPackedTileBytes];  // written by TMA, 128-byte swizzle
+  alignas(1024) unsigned char b[kPackedTileBytes];
+  alignas(16) uint8_t sfa[kSfBlockBytes];                   // 4 blocked-layout atoms, bulk copy
+  alignas(16) uint8_t sfb[kSfBlockBytes * kSfbAtoms];
+};
+static_assert(sizeof(Slot) % 1024 == 0, "slots must keep the 1024-byte alignment of their tiles");
+
+// The slot count: as many as both memories hold. Shared memory: the 227 KB a block may opt into
+// (sm_90 and sm_100), less the alignment slack, the barriers, and kStaticSmemMargin for static shared
+// memory that is not the kernel's own: the 1 KB cuobjdump reports for every sm_100a kernel, the
+// emulator's per-CTA record on Hopper, the protocol checker's. Tensor Memory: 512 columns less the
+// accumulator, each slot with its scale columns.
+inline constexpr int kSmemPerBlock = 232448;
+inline constexpr int kStaticSmemMargin = 2048;
+inline constexpr int kFixedBytes = 1024 /* barriers */ + 1024 /* alignment */ + kStaticSmemMargin;
+inline constexpr int kSfaColumnsPerSlot = kStepsPerTile * kSfColumnsPerAtom;               // 16
+inline constexpr int kSfbColumnsPerSlot = kStepsPerTile * kSfbAtoms * kSfColumnsPerAtom;   // 16
+inline constexpr int kSfColumnsPerSlot = kSfaColumnsPerSlot + kSfbColumnsPerSlot;
+inline constexpr int kSlotsBySmem = (kSmemPerBlock - kFixedBytes) / int(sizeof(Slot));
+inline constexpr int kSlotsByTmem = (int(kTmemColumns) - kBN) / kSfColumnsPerSlot;
+inline constexpr int kSlots = kSlotsBySmem < kSlotsByTmem ? kSlotsBySmem : kSlotsByTmem;  // 6
+static_assert(kSlots >= 2, "a pipeline needs at least two slots");
+
+// Where things are in TMEM (column offsets from the allocation; lane 0): D, then each slot's scales.
+GEMM_HD uint32_t d_column() { return 0; }
+GEMM_HD uint32_t sfa_column(int slot, int step) {
+  return uint32_t(kBN + slot * kSfColumnsPerSlot + step * kSfColumnsPerAtom);
+}
+GEMM_HD uint32_t sfb_column(int slot, int step) {
+  return uint32_t(kBN + slot * kSfColumnsPerSlot + kSfaColumnsPerSlot + step * kSfbAtoms * kSfColumnsPerAtom);
+}
+inline constexpr int kTmemColumnsUsed = kBN + kSlots * kSfColumnsPerSlot;
+static_assert(kTmemColumnsUsed <= int(kTmemColumns), "accumulator and scale columns exceed Tensor Memory");
+
+// The instruction descriptor: E2M1 x E2M1, UE4M3 scales, K-major A and B, M = kBM, N = kBN.
+GEMM_HD uint32_t instr_descriptor() { return tc::nvfp4_instr_descriptor(kBM, kBN); }
+
+struct SharedStorage {
+  Slot ring[kSlots];
+  uint64_t full[kSlots];    // completes when a slot's bytes have all landed (1 arrival + tx bytes)
+  uint64_t empty[kSlots];   // completes when the MMAs reading a slot are done (1 commit)
+  uint64_t acc_full;        // completes when the accumulator is complete (1 commit)
+  uint32_t tmem_base;       // written by tcgen05.alloc
+};
+inline constexpr int kSmemBytes = int(sizeof(SharedStorage)) + 1024;
+static_assert(kSmemBytes + kStaticSmemMargin <= kSmemPerBlock, "the pipeline does not fit in shared memory");
+
+// K-major SW128 descriptor of a slot's tile, started `step` MMAs into the 128-byte swizzle atom.
+__device__ __forceinline__ uint64_t operand_descriptor(const void* tile, int step) {
+  return tc::advance_start(tc::kmajor_sw128_descriptor(ptx::smem_addr(tile)), uint32_t(step * kMmaStepBytes));
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+nvfp4_tcgen05_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int M, int N,
+                   int K, int blocks_n, const uint8_t* __restrict__ SFA, const uint8_t* __restrict__ SFB, float alpha,
+                   __half* __restrict__ C) {
+  // The swizzle is defined on absolute shared-memory addresses: align the tiles to 1024 bytes.
+  extern __shared__ unsigned char smem_raw[];
+  SharedStorage& s = *reinterpret_cast<SharedStorage*>(gemm::align_to_swizzle_atom(smem_raw));
+
+  const int warp = int(threadIdx.x / 32), lane = int(threadIdx.x % 32);
+  const int m0 = (blockIdx.x / blocks_n) * kBM, n0 = (blockIdx.x % blocks_n) * kBN;
+  const int batch = blockIdx.y;
+  SFA += int64_t(batch) * gemm::sf_batch_bytes(M, K);
+  SFB += int64_t(batch) * gemm::sf_batch_bytes(N, K);
+  C += int64_t(batch) * M * int64_t(N);
+
+  if (threadIdx.x == 0) {
+    ptx::prefetch_tensormap(&map_a);
+    ptx::prefetch_tensormap(&map_b);
+    for (int i = 0; i < kSlots; ++i) {
+      ptx::mbarrier_init(&s.full[i], 1, "full", i);    // the producer's arrive.expect_tx
+      ptx::mbarrier_init(&s.empty[i], 1, "empty", i);  // one commit from the MMA warp
+    }
+    ptx::mbarrier_init(&s.acc_full, 1, "acc_full");    // one commit after the last k-tile
+    ptx::fence_mbarrier_init();
+  }
+  if (warp == kAllocWarp) {
+    ptx::tcgen05_alloc<kCtaGroup>(&s.tmem_base, kTmemColumns);
+    ptx::tcgen05_relinquish_alloc_permit<kCtaGroup>();  // this CTA allocates nothing else
+  }
+  // The barriers and the TMEM address must be visible: fence, barrier, fence (PTX ISA 9.7.16.6.4).
+  ptx::tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  ptx::tcgen05_fence_after_thread_sync();
+  const uint32_t tmem = s.tmem_base;
+
+  // The blocked scale layout keeps a 128-row block's atoms for consecutive k in consecutive 512-byte
+  // tiles: the atoms for k-tile kt are tiles kt*4 .. kt*4+3 of row block m0/128, 2 KB in one piece
+  // (fewer at the end of K, where the padded layout has fewer atoms).
+  const int sf_tiles_per_row_block = int(gemm::sf_padded_cols(K) / gemm::kSfTileCols);
+  const int k_tiles = (K + kTileK - 1) / kTileK;
+
+  // Producer: wait until slot kt % kSlots is empty, arm it, start its copies.
+  auto produce = [&](int kt) {
+    const int slot = kt % kSlots;
+    const uint32_t empty_parity = ((kt / kSlots) & 1) ^ 1;  // the first round passes at once
+    ptx::wait_commit(&s.empty[slot], empty_parity, "empty", slot);
+    const int atoms = min(gemm::kSfTileCols, sf_tiles_per_row_block - kt * gemm::kSfTileCols);
+    const uint32_t sf_bytes = uint32_t(atoms * gemm::kSfTileBytes);
+    // TMA always delivers the whole box (zeros outside the tensor), so the tile bytes are constant.
+    ptx::mbarrier_arrive_expect_tx(&s.full[slot], 2 * kPackedTileBytes + 2 * sf_bytes);
+    ptx::tma_load_3d(s.ring[slot].a, &map_a, kt * kPackedRowBytes, m0, batch, &s.full[slot], kPackedTileBytes);
+    ptx::tma_load_3d(s.ring[slot].b, &map_b, kt * kPackedRowBytes, n0, batch, &s.full[slot], kPackedTileBytes);
+    const int64_t first_atom = int64_t(kt) * gemm::kSfTileCols;
+    ptx::bulk_copy_g2s(s.ring[slot].sfa, SFA + ((m0 / kBM) * int64_t(sf_tiles_per_row_block) + first_atom) * gemm::kSfTileBytes,
+                       sf_bytes, &s.full[slot]);
+    ptx::bulk_copy_g2s(s.ring[slot].sfb, SFB + ((n0 / kBN) * int64_t(sf_tiles_per_row_block) + first_atom) * gemm::kSfTileBytes,
+                       sf_bytes, &s.full[slot]);
+  };
+  if (warp == kProducerWarp) {
+    ptx::protocol_role("producer");
+    if (lane == 0)
+      for (int kt = 0; kt < k_tiles; ++kt) produce(kt);
+  }
+
+  // MMA: tcgen05.mma, .cp and .commit are issued by one thread. The whole warp calls their _warp
+  // forms, which issue from the lane ptx::elect_one_sync() elects (common/ptx/tcgen05.cuh); under the
+  // emulator on Hopper the other 31 lanes share the emulated work.
+  if (warp == kMmaWarp) {
+    ptx::protocol_role("mma");
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      const int slot = kt % kSlots;
+      // 1. Wait until the slot's tiles and scales have landed.
+      ptx::mbarrier_wait(&s.full[slot], (kt / kSlots) & 1, "full", slot);
+      ptx::tcgen05_fence_after_thread_sync();
+      const Slot& buf = s.ring[slot];
+      // 2. Per 64 values of k: copy the step's scale atoms into TMEM, then one MMA. The last k-tile
+      //    may hold fewer than 4 steps (K is a multiple of 32: a half step is zero-filled by TMA).
+      const int steps = min(kStepsPerTile, (K - kt * kTileK + kMmaK - 1) / kMmaK);
+#pragma unroll  // a full k-tile is straight-line code: 4 x (cp SFA, cp SFB, mma) in the SASS
+      for (int j = 0; j < kStepsPerTile; ++j) {
+        if (j >= steps) break;
+        ptx::tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(
+            tmem + sfa_column(slot, j), tc::sf_atom_descriptor(ptx::smem_addr(buf.sfa + j * gemm::kSfTileBytes)));
+        for (int t = 0; t < kSfbAtoms; ++t)
+          ptx::tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(
+              tmem + sfb_column(slot, j) + uint32_t(t * kSfColumnsPerAtom),
+              tc::sf_atom_descriptor(ptx::smem_addr(buf.sfb + t * kSfBlockBytes + j * gemm::kSfTileBytes)));
+        ptx::tcgen05_mma_nvfp4_warp<kCtaGroup>(tmem + d_column(), operand_descriptor(buf.a, j),
+                                               operand_descriptor(buf.b, j), instr_descriptor(),
+                                               tmem + sfa_column(slot, j), tmem + sfb_column(slot, j), kt > 0 || j > 0);
+      }
+      // 3. Release the slot once these MMAs (and copies) are done: the commit arrives then.
+      ptx::tcgen05_commit_warp<kCtaGroup>(&s.empty[slot]);
+    }
+    ptx::tcgen05_commit_warp<kCtaGroup>(&s.acc_full);  // all MMAs done
+  }
+  __syncwarp();
+
+  // 4. Epilogue, every warp: warp w reads TMEM lanes 32w..32w+31 = rows of its quadrant, 32 columns
+  //    per tcgen05.ld, and stores them as FP16 after scaling by alpha.
+  ptx::protocol_role("epilogue");
+  ptx::wait_commit(&s.acc_full, 0, "acc_full", 0);
+  ptx::tcgen05_fence_after_thread_sync();
+  const int row = m0 + 32 * warp + lane;
+  __half* c_row = C + int64_t(row) * N;
+  for (int c = 0; c < kBN && n0 + c < N; c += 32) {  // warp-uniform: tcgen05.ld is warp-collective
+    uint32_t r[32];
+    ptx::tcgen05_ld_32x32b<32>(tmem + tc::tmem_address(uint32_t(32 * warp), d_column() + uint32_t(c)), r);
+    ptx::tcgen05_wait_ld();
+    if (row >= M) continue;
+    const int n = n0 + c;
+    // Whole chunk inside and 16-byte aligned (C need only be 2-byte aligned): 4 x 16-byte stores.
+    if (n + 32 <= N && reinterpret_cast<uintptr_t>(c_row + n) % 16 == 0) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        __align__(16) __half2 h[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          h[i] = __floats2half2_rn(alpha * __uint_as_float(r[8 * q + 2 * i]), alpha * __uint_as_float(r[8 * q + 2 * i + 1]));
+        *reinterpret_cast<uint4*>(c_row + n + 8 * q) = *reinterpret_cast<const uint4*>(h);
+      }
+    } else {
+#pragma unroll  // constant indices keep r[] in registers (a runtime bound would put it in local memory)
+      for (int i = 0; i < 32; ++i)
+        if (n + i < N) c_row[n + i] = __float2half_rn(alpha * __uint_as_float(r[i]));
+    }
+  }
+
+  // Teardown: every thread's TMEM reads are ordered before the barrier; then warp 2 frees the columns.
+  ptx::tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  if (warp == kAllocWarp) ptx::tcgen05_dealloc<kCtaGroup>(tmem, kTmemColumns);
+}
+
+// The tensor maps of this kernel: boxes of 128 rows x 128 bytes (256 values of k).
+inline gemm::TensorMapPlan plan_a(const gemm::Nvfp4GemmArgs& a) {
+  return gemm::plan_packed_operand(a.A, a.M, a.K, a.L, kCtaM, kPackedRowBytes);
+}
+inline gemm::TensorMapPlan plan_b(const gemm::Nvfp4GemmArgs& a) {
+  return gemm::plan_packed_operand(a.B, a.N, a.K, a.L, kBRowsPerCta, kPackedRowBytes);
+}
+
+inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
+  gemm::validate(args);
+  const int64_t blocks_n = (args.N + kBN - 1) / kBN;
+  const int64_t blocks_m = (args.M + kBM - 1) / kBM;
+  if (kCtaGroup * blocks_n * blocks_m > INT_MAX)
+    throw std::invalid_argument("stage05: M*N needs " + std::to_string(kCtaGroup * blocks_n * blocks_m) +
+                                " blocks, more than a grid dimension holds (2^31 - 1)");
+  const gemm::TensorMapPlan pa = plan_a(args), pb = plan_b(args);  // throw before anything runs
+  const CUtensorMap map_a = gemm::encode_tensor_map(pa), map_b = gemm::encode_tensor_map(pb);
+  tc::prepare_launch();
+  CUDA_CHECK(cudaFuncSetAttribute(nvfp4_tcgen05_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  nvfp4_tcgen05_gemm<<<dim3(unsigned(kCtaGroup * blocks_n * blocks_m), unsigned(args.L)), kThreads, kSmemBytes, stream>>>(
+      map_a, map_b, args.M, args.N, args.K, int(blocks_n), args.SFA, args.SFB, args.alpha, args.C);
+  CUDA_CHECK_LAUNCH();
+}
+
+inline constexpr gemm::Stage kStage{"05_tcgen05_1cta", "NVFP4: tcgen05 block-scaled MMA into Tensor Memory, one CTA",
+                                    gemm::Precision::kNvfp4, nullptr, &launch, /*uses_tcgen05=*/true};
+
+}  // namespace stage05_1cta
