@@ -183,6 +183,11 @@ function(gemm_finish_stages)
       COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/plot.py --check
       WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
     set_tests_properties(plot_script PROPERTIES LABELS "docs;cpu" SKIP_RETURN_CODE 77)
+    # --check must notice a changed number in docs/data: a copy of the tree with one number tripled.
+    add_test(NAME plot_check_catches_changed_data
+      COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/test_plot_check.py
+      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(plot_check_catches_changed_data PROPERTIES LABELS "docs;cpu" SKIP_RETURN_CODE 77)
     add_test(NAME b200_model
       COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/b200_model.py --check
       WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")

@@ -11,6 +11,12 @@ GEMM_COMMIT first, as the benchmarks do). --tcgen05 defaults to EMULATED unless 
 GB200. The record keeps, per test suite, how many tests passed, failed and were skipped, and the names of
 those that failed; nothing else of the run (its times are the emulator's where tcgen05 is emulated).
 
+Where only a run's closing line survives ("[  PASSED  ] 129 tests."), the record can be made from the test list
+of the same source instead, and only when every test passed and the counts agree:
+
+    ./build/test_stage07 --gtest_list_tests > list.txt
+    python3 docs/test_results.py --list list.txt --passed-line "[  PASSED  ] 129 tests." --stage 07_epilogue_tma ...
+
     python3 docs/test_results.py --check   self-test on a synthetic GoogleTest document; changes nothing
 """
 import argparse
@@ -56,6 +62,27 @@ def summarise(doc):
     return {k: suites[k] for k in sorted(suites)}
 
 
+def from_list(list_text, passed_line):
+    """A GoogleTest document in which every listed test passed, from `--gtest_list_tests` output and the run's
+    closing line; ResultsError unless that line says PASSED for exactly as many tests as the list holds."""
+    suites, suite = [], None
+    for line in list_text.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith(" "):
+            suite = dict(name=line.strip().rstrip("."), testsuite=[])
+            suites.append(suite)
+        elif suite is not None:
+            suite["testsuite"].append(dict(name=line.split("#")[0].strip(), status="RUN", result="COMPLETED"))
+    listed = sum(len(s["testsuite"]) for s in suites)
+    m = re.fullmatch(r"\[\s*PASSED\s*\]\s*(\d+) tests?\.", passed_line.strip())
+    if not m:
+        raise ResultsError(f"not GoogleTest's closing line of a run where every test passed: {passed_line!r}")
+    if int(m.group(1)) != listed:
+        raise ResultsError(f"the run passed {m.group(1)} tests, the list has {listed}: not the same tests")
+    return {"testsuites": suites, "source": f"test list + the run's closing line {passed_line.strip()!r}"}
+
+
 def ask(cmd):
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=20, check=True).stdout.strip()
@@ -77,6 +104,7 @@ def record(doc, stage, gpu=None, driver=None, cuda=None, commit=None, tcgen05=No
     totals = {k: sum(s[k] for s in suites.values()) for k in ("passed", "failed", "skipped")}
     gpu_totals = {k: sum(s[k] for n, s in suites.items() if "Gpu" in n) for k in ("passed", "failed", "skipped")}
     return dict(stage=stage, gpu=gpu, driver=driver, cuda=cuda, commit=commit, tcgen05=tcgen05,
+                source=doc.get("source", "GoogleTest JSON of the run"),
                 date=str(doc.get("timestamp", ""))[:10] or datetime.date.today().isoformat(),
                 totals=totals, gpu_totals=gpu_totals, suites=suites)
 
@@ -98,6 +126,16 @@ def self_test():
         bad.append(f"totals {r['totals']} / {r['gpu_totals']}")
     if r["tcgen05"] != "EMULATED" or record(doc, "x", gpu="NVIDIA B200", driver="1", cuda="1", commit="a")["tcgen05"] != "native":
         bad.append("tcgen05 not inferred from the GPU's name")
+    listed = "Suite.\n  a\n  b\nGpuSuite.\n  c  # GetParam() = 1\n"
+    if record(from_list(listed, "[  PASSED  ] 3 tests."), "x", gpu="g", driver="1", cuda="1",
+              commit="a")["totals"] != dict(passed=3, failed=0, skipped=0):
+        bad.append("from_list() miscounted")
+    for line in ("[  PASSED  ] 2 tests.", "[  FAILED  ] 3 tests."):
+        try:
+            from_list(listed, line)
+            bad.append(f"from_list() accepted {line!r}")
+        except ResultsError:
+            pass
     try:
         summarise({"benchmarks": []})
         bad.append("a non-GoogleTest document was accepted")
@@ -114,6 +152,8 @@ def main():
     for opt in ("gpu", "driver", "cuda", "commit"):
         ap.add_argument(f"--{opt}")
     ap.add_argument("--tcgen05", choices=["native", "EMULATED"])
+    ap.add_argument("--list", metavar="LIST", help="instead of the JSON: the --gtest_list_tests output of the same source")
+    ap.add_argument("--passed-line", help="with --list: the run's closing line, '[  PASSED  ] N tests.'")
     ap.add_argument("--check", action="store_true", help="self-test; changes nothing")
     args = ap.parse_args()
     if args.check:
@@ -122,15 +162,18 @@ def main():
             print(f"FAILED: {b}")
         print("checked the summary of a synthetic GoogleTest document" if not bad else "")
         return 1 if bad else 0
-    if not args.gtest_json or not args.stage:
-        ap.error("give the GoogleTest JSON file and --stage")
+    if not (args.gtest_json or args.list) or not args.stage or (args.list and not args.passed_line):
+        ap.error("give the GoogleTest JSON file (or --list and --passed-line) and --stage")
     if not re.fullmatch(r"\d\d[a-z]?_\w+", args.stage):
         ap.error(f"--stage {args.stage!r}: expected a stage folder name such as 05_tcgen05_2cta")
     try:
-        doc = json.loads(pathlib.Path(args.gtest_json).read_text())
+        if args.list:
+            doc = from_list(pathlib.Path(args.list).read_text(), args.passed_line)
+        else:
+            doc = json.loads(pathlib.Path(args.gtest_json).read_text())
         rec = record(doc, args.stage, args.gpu, args.driver, args.cuda, args.commit, args.tcgen05)
     except (OSError, ValueError, ResultsError) as err:
-        print(f"{args.gtest_json}: {err}", file=sys.stderr)
+        print(f"{args.gtest_json or args.list}: {err}", file=sys.stderr)
         return 1
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
