@@ -518,7 +518,10 @@ def figure_legend(fig, axes, ncol=3):
                 handles.append(h)
                 labels.append(l)
     if handles:
-        fig.legend(handles, labels, loc="outside lower center", ncol=min(ncol, len(labels)), frameon=False)
+        try:
+            fig.legend(handles, labels, loc="outside lower center", ncol=min(ncol, len(labels)), frameon=False)
+        except ValueError:  # matplotlib < 3.7 (--results accepts any version): below the panels, inside
+            fig.legend(handles, labels, loc="lower center", ncol=min(ncol, len(labels)), frameon=False)
 
 
 def wrap(text, width=115):
@@ -582,7 +585,7 @@ def plot_beside(plt, docs_run, your_run, model, audit=None):
             p[kind](ax)
             ax.set_title(f"{col[0]}\n{ax.get_title()}", fontsize=9.5)
             row_axes.append(ax)
-        if len(row_axes) == 2 and kind not in ("tests", "ratio", "model_ratio"):
+        if len(row_axes) == 2 and kind != "tests":
             lo = min(a.get_ylim()[0] for a in row_axes)
             hi = max(a.get_ylim()[1] for a in row_axes)
             for a in row_axes:
