@@ -9,10 +9,24 @@
 #   bench_stageNN    bench.cu + Google Benchmark; also links the previous stage through the registry
 #   stageNN_kernel   object library: each step's kernel file compiled once and registered in common/registry.h,
 #                    which is how later stages' benchmarks reach this one without including its files
-# Convenience targets: run_bench_stageNN (JSON into docs/data), sanitize_stageNN (compute-sanitizer
+# Convenience targets: run_bench_stageNN (JSON into GEMM_RESULTS_DIR), sanitize_stageNN (compute-sanitizer
 # memcheck, racecheck, synccheck over the GPU tests), sass_stageNN (cuobjdump), ncu_stageNN.
 
 set_property(GLOBAL PROPERTY GEMM_STAGES "")
+
+# Where run_bench_stageNN and `bench` write their JSON. docs/data holds the committed results, and `bench`
+# then redraws docs/plots and the READMEs' tables from them. Any other folder keeps docs/ untouched:
+# `bench` draws that folder's results beside the committed ones into <folder>/plots (docs/plot.py --results).
+set(GEMM_RESULTS_DIR "${PROJECT_SOURCE_DIR}/docs/data" CACHE PATH
+    "Folder the benchmark JSON goes to (docs/data: the committed results; elsewhere: your own GPU's)")
+get_filename_component(GEMM_RESULTS_DIR "${GEMM_RESULTS_DIR}" ABSOLUTE BASE_DIR "${CMAKE_BINARY_DIR}")
+get_filename_component(_gemm_docs_data "${PROJECT_SOURCE_DIR}/docs/data" ABSOLUTE)
+if(GEMM_RESULTS_DIR STREQUAL _gemm_docs_data)
+  set(GEMM_RESULTS_ARE_DOCS ON)
+else()
+  set(GEMM_RESULTS_ARE_DOCS OFF)
+  message(STATUS "Benchmark results go to ${GEMM_RESULTS_DIR} (GEMM_RESULTS_DIR); docs/ stays as committed")
+endif()
 
 find_program(GEMM_COMPUTE_SANITIZER compute-sanitizer HINTS "${CUDAToolkit_BIN_DIR}")
 find_program(GEMM_CUOBJDUMP cuobjdump HINTS "${CUDAToolkit_BIN_DIR}")
@@ -126,10 +140,10 @@ function(add_gemm_stage folder)
   endif()
 
   add_custom_target(run_bench_${stage}
-    COMMAND bench_${stage} --benchmark_out=${PROJECT_SOURCE_DIR}/docs/data/${folder}.json
-            --benchmark_out_format=json
+    COMMAND ${CMAKE_COMMAND} -E make_directory "${GEMM_RESULTS_DIR}"
+    COMMAND bench_${stage} --benchmark_out=${GEMM_RESULTS_DIR}/${folder}.json --benchmark_out_format=json
     WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}" USES_TERMINAL
-    COMMENT "Benchmarking ${folder} -> docs/data/${folder}.json")
+    COMMENT "Benchmarking ${folder} -> ${GEMM_RESULTS_DIR}/${folder}.json")
 
   if(GEMM_COMPUTE_SANITIZER)
     set(san_cmds "")
@@ -178,25 +192,37 @@ function(gemm_finish_stages)
 
   # `bench` runs every stage's benchmark, one after the other (concurrent runs would disturb each
   # other's timings), then redraws the plots.
-  set(bench_cmds "")
+  set(bench_cmds COMMAND ${CMAKE_COMMAND} -E make_directory "${GEMM_RESULTS_DIR}")
   foreach(folder IN LISTS stages)
     string(SUBSTRING "${folder}" 0 2 nn)
     list(APPEND bench_cmds COMMAND bench_stage${nn}
-         --benchmark_out=${PROJECT_SOURCE_DIR}/docs/data/${folder}.json --benchmark_out_format=json)
+         --benchmark_out=${GEMM_RESULTS_DIR}/${folder}.json --benchmark_out_format=json)
   endforeach()
+  if(GEMM_RESULTS_ARE_DOCS)
+    set(plot_args "")
+    set(plot_what "docs/data/*.json -> docs/plots/*.svg and the READMEs' result tables")
+  else()
+    set(plot_args --results "${GEMM_RESULTS_DIR}" --out "${GEMM_RESULTS_DIR}/plots")
+    set(plot_what "${GEMM_RESULTS_DIR}/*.json beside docs/data -> ${GEMM_RESULTS_DIR}/plots")
+  endif()
   if(Python3_Interpreter_FOUND)
     add_custom_target(plots
-      COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/plot.py
+      COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/plot.py ${plot_args}
       WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}" USES_TERMINAL
-      COMMENT "docs/data/*.json -> docs/plots/*.svg and the table in docs/README.md")
+      COMMENT "${plot_what}")
     add_custom_target(bench ${bench_cmds}
-      COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/plot.py
+      COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/plot.py ${plot_args}
       WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}" USES_TERMINAL
-      COMMENT "Benchmarking every stage, then plotting")
+      COMMENT "Benchmarking every stage into ${GEMM_RESULTS_DIR}, then plotting")
     add_test(NAME plot_script
       COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/plot.py --check
       WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
     set_tests_properties(plot_script PROPERTIES LABELS "docs;cpu" SKIP_RETURN_CODE 77)
+    # --check must notice a changed number in docs/data: a copy of the tree with one number tripled.
+    add_test(NAME plot_check_catches_changed_data
+      COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/test_plot_check.py
+      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(plot_check_catches_changed_data PROPERTIES LABELS "docs;cpu" SKIP_RETURN_CODE 77)
     add_test(NAME b200_model
       COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/b200_model.py --check
       WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")

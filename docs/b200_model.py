@@ -7,10 +7,10 @@ figures and each stage's tiling. Nothing here is measured; no GPU is involved (d
                                         docs/b200_model.md; print the tables
     python3 docs/b200_model.py --check  consistency checks (every bound >= SOL, busy fractions in (0, 1], the
                                         split count equals the kernel's rule, hand-worked values, tails),
-                                        render the plot into a temporary folder, and check that the
-                                        committed JSON and tables are current; changes nothing.
-                                        Exit code 1 on a failure, 77 (ctest's "skipped") when matplotlib is
-                                        missing and everything else passed.
+                                        and check that the committed JSON, tables and plot are current;
+                                        changes nothing. Exit code 1 on a failure, 77 (ctest's "skipped")
+                                        when everything else passed but the plot could not be compared
+                                        (matplotlib missing, or not the version docs/requirements.txt pins).
 
 Importable: `model(M, N, K)` returns one shape's numbers for every stage.
 """
@@ -22,6 +22,9 @@ import random
 import re
 import sys
 import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import plotting  # noqa: E402  (docs/plotting.py: the pinned matplotlib, series styles)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 JSON_OUT = ROOT / "docs" / "data" / "b200_model.json"
@@ -88,6 +91,10 @@ STAGE_NAMES = {"05a": "05_tcgen05_1cta", "05": "05_tcgen05_2cta", "06": "06_pers
 STAGE07_NOTE = ("Stage 07 has the bounds of stage 06: its TMA-store epilogue changes how C leaves the SM, not the "
                 "bytes that cross DRAM nor the MMAs; both hide the epilogue behind the next tile's MMAs.")
 TITLE = "B200 MODEL (predicted lower bounds from published peak figures; not measured)"
+# The plot's axis is TFLOP/s, so what bounds time from below bounds TFLOP/s from above.
+PLOT_TITLE = ("B200 MODEL: predicted upper bounds on TFLOP/s (2MNK / the lower bound on time), not measured;\n"
+              f"from NVIDIA's published peaks: {NVFP4_DENSE_FLOPS / 1e15:g} PFLOP/s dense NVFP4, "
+              f"{HBM_BYTES_PER_S / 1e12:g} TB/s HBM3e, and {SMS} SMs")
 
 
 def ceil_div(a, b):
@@ -363,38 +370,40 @@ def document(results):
                 stage07=STAGE07_NOTE, shapes=results)
 
 
-def plot(plt, results, path):
-    fig, ax = plt.subplots(figsize=(9, 5.2))
+def plot(plt, results):
+    """The plot as SVG bytes."""
+    fig, ax = plt.subplots(figsize=(10, 6), layout="constrained")
     x = list(range(len(results)))
-    series = [(STAGE_NAMES["05a"] + " (stage 05, step 1)", [r["stages"]["05a"]["tflops"] for r in results],
-               dict(marker="v", color="C4")),
-              (STAGE_NAMES["05"], [r["stages"]["05"]["tflops"] for r in results], dict(marker="o", color="C0")),
-              (STAGE_NAMES["06"] + " (same bound)", [r["stages"]["06"]["tflops"] for r in results],
-               dict(marker="s", color="C1")),
-              (STAGE_NAMES["06"] + " with its s, if split-K partials stayed in L2",
+    st05, _ = plotting.stage_style("05_tcgen05_2cta")
+    st06, _ = plotting.stage_style("06_persistent_ws")
+    st05a, _ = plotting.stage_style("05_tcgen05_1cta")
+    series = [(f"{STAGE_NAMES['05a']} (stage 05, step 1), MODEL", [r["stages"]["05a"]["tflops"] for r in results],
+               dict(st05a, **plotting.MODEL_MARK, ms=9)),
+              (f"{STAGE_NAMES['05']}, MODEL", [r["stages"]["05"]["tflops"] for r in results],
+               dict(st05, **plotting.MODEL_MARK, ms=9)),
+              ("06_persistent_ws and 07_epilogue_tma (one bound), MODEL", [r["stages"]["06"]["tflops"] for r in results],
+               dict(st06, **plotting.MODEL_MARK, ms=9)),
+              ("the same, if split-K partial sums stayed in L2 (same split count s)",
                [r["flops"] / r["stages"]["06"]["bound_partials_in_l2"] / 1e12 for r in results],
-               dict(marker="s", markerfacecolor="none", markersize=11, color="C2")),
-              ("SOL: max(FLOPs / peak, min bytes / bandwidth)", [r["sol"]["tflops"] for r in results],
-               dict(marker="_", color="black", markersize=18, mew=2))]
+               dict(color=st06["color"], marker="+", ms=12, mew=1.6)),
+              ("speed of light: max(FLOPs / peak, min bytes / bandwidth)", [r["sol"]["tflops"] for r in results],
+               dict(plotting.SOL_STYLE))]
     for label, ys, style in series:
-        ax.plot(x, ys, ls="none", label=label, **style)
+        style = dict(style, ls="none")
+        ax.plot(x, ys, label=label, **style)
     ax.axhline(NVFP4_DENSE_FLOPS / 1e12, color="0.5", ls=":", lw=1,
                label=f"published dense NVFP4 peak, {NVFP4_DENSE_FLOPS / 1e15:g} PFLOP/s")
-    ax.set_xticks(x, [shape_text(r) for r in results], fontsize=8, rotation=15)
+    ax.set_xticks(x, [shape_text(r) for r in results], fontsize=9, rotation=15)
     ax.set_xlabel("M x N x K (L = 1)")
     ax.set_yscale("log")
-    ax.set_ylim(250, 2e4)  # room below the points for the legend
-    ax.set_ylabel("predicted TFLOP/s = 2MNK / predicted lower bound (log)")
+    ax.set_ylim(600, 1.4e4)
+    ax.set_ylabel("predicted TFLOP/s, at most (log scale)")
     ax.grid(alpha=0.3, which="both", axis="y")
-    ax.legend(fontsize=8, loc="lower right")
-    ax.set_title(TITLE, fontsize=10, color="darkred")
-    fig.text(0.5, 0.005, f"MODEL, not measured: {NVFP4_DENSE_FLOPS / 1e15:g} PFLOP/s dense NVFP4 and "
-             f"{HBM_BYTES_PER_S / 1e12:g} TB/s HBM3e (NVIDIA's published peaks), {SMS} SMs; docs/b200_model.py",
-             ha="center", fontsize=7, color="0.35")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path, metadata={"Date": None})
+    fig.legend(loc="outside lower center", ncol=2, frameon=False, fontsize=9)
+    ax.set_title(PLOT_TITLE, fontsize=10.5, color=plotting.MODEL_COLOR)
+    data = plotting.svg_bytes(fig, "drawn from docs/b200_model.py (no measured data)")
     plt.close(fig)
-    return path
+    return data
 
 
 def rewrite_between_markers(text, body):
@@ -571,13 +580,7 @@ def main():
     results = [model(*s) for s in SHAPES]
     body = tables(results)
     doc = json.dumps(document(results), indent=1) + "\n"
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        plt.rcParams["svg.hashsalt"] = "nvfp4-gemm"  # stable ids: regenerated plots diff cleanly
-    except ImportError:
-        plt = None
+    plt, why = plotting.pyplot()
 
     if args.check:
         failures = checks(results)
@@ -589,33 +592,36 @@ def main():
         if rewrite_between_markers(md, body) != md:
             failures.append(f"the tables in {MD_OUT.relative_to(ROOT)} are missing or not current: "
                             "run python3 docs/b200_model.py")
+        if not SVG_OUT.exists():
+            failures.append(f"{SVG_OUT.relative_to(ROOT)} is missing: run python3 docs/b200_model.py")
+        elif plt is not None and why is None and SVG_OUT.read_bytes() != plot(plt, results):
+            failures.append(f"{SVG_OUT.relative_to(ROOT)} is not current: run python3 docs/b200_model.py")
         for f in failures:
             print(f"FAILED: {f}")
         if failures:
             return 1
-        if plt is None:
-            print("matplotlib is not installed: the plot was not rendered (pip install matplotlib)")
+        if plt is None or why:
+            print(f"SKIPPED: the plot was not compared: {why}")
             return 77
-        with tempfile.TemporaryDirectory() as tmp:
-            plot(plt, results, pathlib.Path(tmp) / SVG_OUT.name)
         print(f"checked {len(SHAPES)} shapes and {len(check_shapes())} more: every bound >= SOL, the split count "
-              "is the kernel's rule's, busy fractions in (0, 1]; outputs current; plot rendered")
+              "is the kernel's rule's, busy fractions in (0, 1]; outputs and plot current")
         return 0
 
     print(body, end="")
-    JSON_OUT.write_text(doc)
-    print("wrote", JSON_OUT.relative_to(ROOT))
     md = rewrite_between_markers(MD_OUT.read_text(), body) if MD_OUT.exists() else None
     if md is None:
         print(f"{MD_OUT.relative_to(ROOT)} lacks {BEGIN} / {END}: tables not written")
         return 1
-    MD_OUT.write_text(md)
-    print("updated", MD_OUT.relative_to(ROOT))
-    if plt is None:
-        print("matplotlib is not installed: the plot was not drawn (pip install matplotlib)")
+    changed = [p for p, text in ((JSON_OUT, doc), (MD_OUT, md)) if plotting.write_if_changed(p, text)]
+    if plt is None or why:
+        print(*(f"updated {p.relative_to(ROOT)}" for p in changed), sep="\n")
+        print(f"plot NOT redrawn: {why}")
         return 1
-    SVG_OUT.parent.mkdir(parents=True, exist_ok=True)
-    print("wrote", plot(plt, results, SVG_OUT).relative_to(ROOT))
+    if plotting.write_if_changed(SVG_OUT, plot(plt, results)):
+        changed.append(SVG_OUT)
+    print(*(f"updated {p.relative_to(ROOT)}" for p in changed), sep="\n")
+    if not changed:
+        print("nothing changed: the JSON, the tables and the plot are current")
     return 0
 
 

@@ -107,7 +107,10 @@ class Svg:
         runs = [(s, weight, fill)] if isinstance(s, str) else s
         body = "".join(f'<tspan font-weight="{r[1]}" fill="{r[2]}"{" " + r[3] if len(r) > 3 else ""}>'
                        f'{escape(r[0])}</tspan>' for r in runs)
-        self.add(f'<text x="{num(x)}" y="{num(y)}" font-size="{num(size)}" text-anchor="{anchor}">{body}</text>')
+        # xml:space="preserve": a space at the edge of a run (after bold text) is kept by librsvg as by browsers,
+        # which would otherwise collapse it differently.
+        self.add(f'<text x="{num(x)}" y="{num(y)}" font-size="{num(size)}" text-anchor="{anchor}" '
+                 f'xml:space="preserve">{body}</text>')
 
     def render(self):
         head = (f'<?xml version="1.0" encoding="UTF-8"?>\n'

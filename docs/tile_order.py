@@ -21,6 +21,9 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import plotting  # noqa: E402  (docs/plotting.py: the pinned matplotlib, deterministic SVG)
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 KERNEL = ROOT / "06_persistent_ws" / "kernel.cuh"
 PROGRAM = ROOT / "build" / "stage06"
@@ -435,47 +438,39 @@ def draw(plt, path):
 
     fig.text(0.5, 0.012, CAPTION, ha="center", va="bottom", fontsize=8.5, color="0.3")
     fig.subplots_adjust(left=0.07, right=0.98, top=0.86, bottom=0.2, wspace=0.42)
-    fig.savefig(path, metadata={"Date": None})
+    plotting.write_if_changed(path, plotting.svg_bytes(fig))
     plt.close(fig)
     return path
 
 
 # --- Main --------------------------------------------------------------------------------------------------------
 
-def import_matplotlib():
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        plt.rcParams["svg.hashsalt"] = "nvfp4-gemm"  # stable ids: regenerated plots diff cleanly
-        plt.rcParams["font.family"] = "sans-serif"
-        return plt
-    except ImportError:
-        return None
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="check the transcription and render into a temporary folder")
     args = ap.parse_args()
-    plt = import_matplotlib()
+    plt, why = plotting.pyplot()
 
     if args.check:
         with tempfile.TemporaryDirectory() as tmp:
             failures, source = self_test(plt, tmp)
+            if plt is not None and why is None:
+                out = draw(plt, pathlib.Path(tmp) / SVG_OUT.name)
+                if not SVG_OUT.exists() or out.read_bytes() != SVG_OUT.read_bytes():
+                    failures.append(f"{SVG_OUT.relative_to(ROOT)} is missing or not current: python3 docs/tile_order.py")
         for f in failures:
             print(f"FAILED: {f}")
         if failures:
             return 1
-        if plt is None:
-            print("matplotlib is not installed: the picture was not rendered (pip install matplotlib)")
+        if plt is None or why:
+            print(f"SKIPPED: the committed picture was not compared: {why}")
             return 77
         print(f"checked unit_at() against {source} and the embedded copy, the column-by-column walk, split K, "
               "batches and the static schedule; picture rendered (twice, identical)")
         return 0
 
-    if plt is None:
-        print("matplotlib is not installed: the picture was not drawn (pip install matplotlib)", file=sys.stderr)
+    if plt is None or why:
+        print(f"picture NOT drawn: {why}", file=sys.stderr)
         return 1
     draw(plt, SVG_OUT)
     print("wrote", SVG_OUT.relative_to(ROOT))

@@ -28,6 +28,13 @@ import pathlib
 import sys
 import tempfile
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import plotting  # noqa: E402  (docs/plotting.py: the pinned matplotlib, deterministic SVG)
+
+ROOT = plotting.ROOT
+# The committed chart and the data it is drawn from (--check compares them under the pinned matplotlib).
+COMMITTED = [(ROOT / "docs" / "data" / "timeline_06_emulated.json", ROOT / "docs" / "plots" / "timeline_06_emulated.svg")]
+
 COLUMNS = ["block", "role", "step", "unit", "start_ns", "end_ns"]
 ROLE_NAMES = {0: "producer", 1: "mma", 2: "epilogue"}  # common/timeline.h: enum Role, role_name()
 # common/timeline.h: enum Step and step_name(), with the role that records each step.
@@ -164,8 +171,16 @@ def titles(meta, rows, events):
     return title, subtitle, foot
 
 
+def time_unit(t_end_us):
+    """(divisor from microseconds, name) that keeps the axis's numbers below a few thousand."""
+    for div, name in ((1.0, "microseconds"), (1e3, "milliseconds"), (1e6, "seconds")):
+        if t_end_us / div < 5000:
+            return div, name
+    return 1e6, "seconds"
+
+
 def draw(plt, meta, events, path, pairs=2):
-    """Writes the Gantt chart to `path`; returns (figure texts, rows) for the self-test."""
+    """Writes the Gantt chart to `path` (only when it changed); returns (figure texts, rows) for the self-test."""
     from matplotlib.patches import Patch
 
     rows = gantt_rows(events, pairs)
@@ -174,9 +189,11 @@ def draw(plt, meta, events, path, pairs=2):
     row_of = {r: i for i, r in enumerate(rows)}
     height = 2.0 + 0.3 * len(rows)
     fig, ax = plt.subplots(figsize=(11, height))
-    t_end = max(e["end_ns"] for e in events) / 1000.0
+    div, unit = time_unit(max(e["end_ns"] for e in events) / 1000.0)
+    scale = 1000.0 * div  # nanoseconds per unit of the axis
+    t_end = max(e["end_ns"] for e in events) / scale
     for step in sorted(STEP_NAMES):
-        bars = [(e["start_ns"] / 1000.0, (e["end_ns"] - e["start_ns"]) / 1000.0, row_of[(e["block"] // CTA_GROUP,
+        bars = [(e["start_ns"] / scale, (e["end_ns"] - e["start_ns"]) / scale, row_of[(e["block"] // CTA_GROUP,
                  e["block"], e["role"])]) for e in events if e["step"] == step and
                 (e["block"] // CTA_GROUP, e["block"], e["role"]) in row_of]
         if not bars:
@@ -188,9 +205,9 @@ def draw(plt, meta, events, path, pairs=2):
     # Unit numbers on the bars of work wide enough to hold them.
     for e in events:
         key = (e["block"] // CTA_GROUP, e["block"], e["role"])
-        width = (e["end_ns"] - e["start_ns"]) / 1000.0
+        width = (e["end_ns"] - e["start_ns"]) / scale
         if key in row_of and e["step"] in (0, 2, 4, 5) and width > 0.035 * t_end:
-            ax.text((e["start_ns"] / 1000.0) + width / 2, row_of[key], f"u{e['unit']}", ha="center",
+            ax.text((e["start_ns"] / scale) + width / 2, row_of[key], f"u{e['unit']}", ha="center",
                     va="center", fontsize=6.5, color="white")
     ax.set_yticks(range(len(rows)), [f"pair {p}  {cta_label(b)}  {ROLE_NAMES[r]}" for p, b, r in rows], fontsize=8)
     ax.set_ylim(len(rows) - 0.5, -0.5)
@@ -200,7 +217,8 @@ def draw(plt, meta, events, path, pairs=2):
         elif rows[i][1] != rows[i - 1][1]:
             ax.axhline(i - 0.5, color="0.6", lw=0.6, ls=":")
     ax.set_xlim(0, t_end * 1.01)
-    ax.set_xlabel("time since the first event (microseconds)")
+    ax.set_xlabel(f"time since the first event ({unit})" + (": the emulator's time, so only the order and overlap "
+                  "mean anything" if is_emulated(meta) else ""))
     ax.grid(axis="x", alpha=0.3)
     handles = [Patch(facecolor=STEP_STYLE[s]["color"], hatch=STEP_STYLE[s].get("hatch"), edgecolor="0.4",
                      label=f"{STEP_NAMES[s]} ({ROLE_NAMES[STEP_ROLE[s]]})") for s in sorted(STEP_NAMES)]
@@ -217,7 +235,7 @@ def draw(plt, meta, events, path, pairs=2):
     # Margins in inches: the title (and subtitle) above, the x axis, the legend and the footnote below.
     fig.tight_layout()
     fig.subplots_adjust(top=1 - (0.8 if subtitle else 0.45) / height, bottom=1.05 / height)
-    fig.savefig(path, metadata={"Date": None})
+    plotting.write_if_changed(path, plotting.svg_bytes(fig))
     plt.close(fig)
     return texts, rows
 
@@ -324,16 +342,20 @@ def self_test(plt, tmp):
 
 # --- Main --------------------------------------------------------------------------------------------------------
 
-def import_matplotlib():
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        plt.rcParams["svg.hashsalt"] = "nvfp4-gemm"  # stable ids: regenerated plots diff cleanly
-        plt.rcParams["hatch.linewidth"] = 0.5
-        return plt
-    except ImportError:
-        return None
+def check_committed(plt, tmp):
+    """The committed charts against what this script draws from their data now."""
+    bad = []
+    for data, svg in COMMITTED:
+        if not svg.exists():
+            bad.append(f"{svg.relative_to(ROOT)} is missing")
+            continue
+        meta, events = load(data)
+        out = pathlib.Path(tmp) / svg.name
+        draw(plt, meta, events, out, pairs=int(meta.get("pairs", 2)))
+        if out.read_bytes() != svg.read_bytes():
+            bad.append(f"{svg.relative_to(ROOT)} is not current: python3 docs/timeline.py {data.relative_to(ROOT)} "
+                       f"--svg {svg.relative_to(ROOT)}")
+    return bad
 
 
 def main():
@@ -344,17 +366,19 @@ def main():
     ap.add_argument("--pairs", type=int, default=2, help="CTA pairs in the chart (default 2)")
     ap.add_argument("--check", action="store_true", help="self-test on a synthetic trace; changes nothing")
     args = ap.parse_args()
-    plt = import_matplotlib()
+    plt, why = plotting.pyplot()
 
     if args.check:
         with tempfile.TemporaryDirectory() as tmp:
             failures = self_test(plt, tmp)
+            if plt is not None and why is None:
+                failures += check_committed(plt, tmp)
         for f in failures:
             print(f"FAILED: {f}")
         if failures:
             return 1
-        if plt is None:
-            print("matplotlib is not installed: the chart was not rendered (pip install matplotlib)")
+        if plt is None or why:
+            print(f"SKIPPED: the committed chart was not compared: {why}")
             return 77
         print("checked a synthetic trace (emulated and native): Chrome trace events, tracks, names, times; "
               "Gantt chart rendered")
@@ -376,7 +400,10 @@ def main():
         print("wrote", args.chrome, "(open it in https://ui.perfetto.dev or chrome://tracing)")
     if args.svg:
         if plt is None:
-            print("matplotlib is not installed: the chart was not drawn (pip install matplotlib)", file=sys.stderr)
+            print(why, file=sys.stderr)
+            return 1
+        if why and pathlib.Path(args.svg).resolve().parent == (ROOT / "docs" / "plots"):
+            print(f"not redrawing a committed chart with another matplotlib: {why}", file=sys.stderr)
             return 1
         draw(plt, meta, events, args.svg, pairs=args.pairs)
         print("wrote", args.svg)

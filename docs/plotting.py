@@ -1,0 +1,161 @@
+"""What every plotting script of docs/ shares: the pinned matplotlib, deterministic SVG output, writing a file
+only when it changed, and the fixed style of each series.
+
+The plots in docs/plots are byte-for-byte reproducible with the matplotlib pinned in docs/requirements.txt:
+ids come from a fixed salt, no date is written, text is drawn as paths from the DejaVu Sans that ships inside
+matplotlib (no system font is looked up). Another matplotlib version lays out the same data with different
+bytes, so the committed plots are redrawn, and compared by --check, only under the pinned one.
+"""
+import hashlib
+import io
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+REQUIREMENTS = ROOT / "docs" / "requirements.txt"
+INSTALL_HINT = ("python3 -m venv .venv && .venv/bin/pip install -r docs/requirements.txt, then run the script with "
+                ".venv/bin/python")
+
+
+def pinned_version():
+    m = re.search(r"^matplotlib==([\w.]+)\s*$", REQUIREMENTS.read_text(), re.M)
+    if not m:
+        raise RuntimeError(f"{REQUIREMENTS.relative_to(ROOT)} does not pin matplotlib (matplotlib==X.Y.Z)")
+    return m.group(1)
+
+
+def pyplot():
+    """(pyplot or None, why not pinned or None). pyplot is None when matplotlib is missing; the reason is None
+    when the installed version is the pinned one (then the output matches the committed plots byte for byte)."""
+    want = pinned_version()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None, f"matplotlib is not installed (docs/requirements.txt pins {want}: {INSTALL_HINT})"
+    plt.rcParams.update({
+        "svg.hashsalt": "nvfp4-gemm",   # stable ids: a regenerated plot diffs cleanly
+        "svg.fonttype": "path",         # text as paths: every browser and librsvg render the same glyphs
+        "font.family": "DejaVu Sans",   # the font inside matplotlib, never a system font
+        "font.size": 10,
+        "axes.titlesize": 10.5,
+        "legend.fontsize": 9,
+        "hatch.linewidth": 0.5,
+    })
+    if matplotlib.__version__ != want:
+        return plt, (f"matplotlib {matplotlib.__version__} is installed; the committed plots are drawn with "
+                     f"{want} (docs/requirements.txt): {INSTALL_HINT}")
+    return plt, None
+
+
+def svg_bytes(fig, description=""):
+    """The figure as SVG bytes, without a date; `description` goes into the SVG's metadata (what it was drawn
+    from), where --check reads it back."""
+    buf = io.BytesIO()
+    meta = {"Date": None}
+    if description:
+        meta["Description"] = description
+    fig.savefig(buf, format="svg", metadata=meta)
+    return buf.getvalue()
+
+
+def write_if_changed(path, data):
+    """Writes bytes or text only when they differ from the file's; True when the file changed."""
+    path = pathlib.Path(path)
+    new = data.encode() if isinstance(data, str) else data
+    if path.exists() and path.read_bytes() == new:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(new)
+    return True
+
+
+def digest(paths):
+    """A short fingerprint of the bytes of the files a plot is drawn from."""
+    h = hashlib.sha256()
+    for p in sorted(pathlib.Path(p) for p in paths):
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def source_line(paths):
+    """The SVG description naming the data of a plot and its fingerprint ("data sha256:<16 hex>")."""
+    rel = []
+    for p in sorted(pathlib.Path(p) for p in paths):
+        try:
+            rel.append(str(p.resolve().relative_to(ROOT)))
+        except ValueError:
+            rel.append(p.name)
+    return f"drawn from {', '.join(rel)}; data sha256:{digest(paths)}"
+
+
+def recorded_digest(svg_path):
+    """The fingerprint a committed SVG was drawn from, or None."""
+    try:
+        m = re.search(r"data sha256:([0-9a-f]{16})", pathlib.Path(svg_path).read_text(errors="replace"))
+    except OSError:
+        return None
+    return m.group(1) if m else None
+
+
+# --- One style per series, in every plot -------------------------------------------------------------------------
+# A stage is drawn in its own colour and marker wherever it appears: as the stage in its own plot, as the
+# predecessor in the next stage's plot, in the overview, and in the B200 model. Its role shows in the line:
+# solid for the stage, dashed for a predecessor, dash-dotted for a variant (another configuration of its kernel).
+# A new stage needs one line here (a stage without one gets a grey and says so).
+STAGE_STYLE = {
+    "00": dict(color="#8c564b", marker="o"),
+    "01": dict(color="#e377c2", marker="s"),
+    "02": dict(color="#17becf", marker="D"),
+    "03": dict(color="#bcbd22", marker="v"),
+    "04": dict(color="#9467bd", marker="P"),
+    "05": dict(color="#1f77b4", marker="o"),
+    "05a": dict(color="#6baed6", marker="h"),  # stage 05, step 1 (one CTA): "05_tcgen05_1cta"
+    "06": dict(color="#ff7f0e", marker="s"),
+    "07": dict(color="#2ca02c", marker="D"),
+    "08": dict(color="#d62728", marker="^"),
+    "09": dict(color="#7f7f7f", marker="X"),
+}
+UNKNOWN_STAGE = dict(color="#555555", marker="*")
+ROLE_LINE = {"stage": dict(ls="-", lw=2.2), "variant": dict(ls="-.", lw=1.6, mfc="white"),
+             "predecessor": dict(ls="--", lw=1.6), "peer": dict(ls=":", lw=1.8)}
+# Library peers: black and greys, each its own marker, never a stage's colour.
+PEER_STYLE = {
+    "cuBLAS SGEMM (FP32, TF32 off)": dict(color="black", marker="^"),
+    "dequantize to BF16 + cuBLAS BF16 GEMM": dict(color="#444444", marker="v", mfc="white"),
+    "cuBLASLt NVFP4": dict(color="black", marker="*"),
+}
+UNKNOWN_PEER = dict(color="#777777", marker="x")
+SOL_STYLE = dict(color="black", marker="_", ms=16, mew=2.2, ls="none")
+# Where a plot shows a B200 MODEL rather than a measurement: hollow markers, and the word MODEL in the label.
+MODEL_MARK = dict(mfc="white", mew=1.8)
+MODEL_COLOR = "darkred"  # titles of MODEL panels
+EMULATED_COLOR = "darkred"
+
+
+def stage_key(name):
+    """'05a_tcgen05_step' -> '05a'; None for a name that is not a stage's."""
+    m = re.match(r"(\d\d[a-z]?)_", str(name))
+    return m.group(1) if m else None
+
+
+def stage_style(name):
+    key = "05a" if str(name).startswith("05_tcgen05_1cta") else stage_key(name)
+    if key in STAGE_STYLE:
+        return dict(STAGE_STYLE[key]), True
+    if key and key[:2] in STAGE_STYLE:
+        return dict(STAGE_STYLE[key[:2]]), True
+    return dict(UNKNOWN_STAGE), False
+
+
+def series_style(impl, role):
+    """The line style of a benchmark row: its stage's colour and marker and its role's line, or its peer's."""
+    if role == "peer":
+        style = dict(PEER_STYLE.get(impl, UNKNOWN_PEER))
+    else:
+        style, _ = stage_style(impl)
+    style.update(ROLE_LINE[role])
+    if role == "variant":
+        style["marker"] = "D"
+    return style
