@@ -63,17 +63,15 @@ __device__ __forceinline__ uint32_t sreg(int which) {
   }
   return v;
 }
-// This launch's cluster, as a nonzero value.
-__device__ __forceinline__ uint64_t cluster_token() {
-  uint64_t grid;
-  asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
-  const uint64_t cluster = (uint64_t(sreg(2)) * sreg(4) + sreg(1)) * sreg(3) + sreg(0);
-  return mix(mix(grid) ^ cluster) | 1;
-}
 __device__ __forceinline__ uint32_t ctarank() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
   return r;
+}
+__device__ __forceinline__ uint32_t ptx_mapa(uint32_t smem_address, uint32_t rank) {
+  uint32_t out;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(out) : "r"(smem_address), "r"(rank));
+  return out;
 }
 __device__ __forceinline__ uint32_t lin_thread() { return (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ uint32_t warp_id() { return lin_thread() / 32; }
@@ -234,6 +232,12 @@ static __device__ __noinline__ void report(const Cluster& c, const Violation& v)
     } else {
       m.s(", its epoch ").u(e);
     }
+    if (v.rank >= 0 && v.warp >= 0) {
+      const uint32_t a = rec_agent(v.earlier);
+      const Warp& w = c.cta[v.rank].warps[v.warp];
+      m.s(" (the acting warp has seen ").u(w.vc[a]).s(", its tcgen05 work ").u(w.snap[a]).s(", the tensor core ")
+          .u(c.cta[v.rank].tc_vc[a]).s(")");
+    }
     m.s("\n");
   }
   if (v.extra) m.s("  ").s(v.extra).s("\n");
@@ -272,8 +276,9 @@ static __device__ __noinline__ void report_text(const Msg& m) {
 // ---- The cluster's state ---------------------------------------------------------------------------
 
 struct Slot {
-  unsigned long long token;  // cluster_token() once this CTA has found its cluster's state
-  uint32_t index;
+  unsigned long long token;  // cta_token() once this CTA has found its cluster's state; cta_token() ^ 2 while claiming
+  uint32_t index;            // the cluster's state: g_protocol.clusters[index]
+  uint32_t reserved;
 };
 __device__ __forceinline__ Slot& slot() {
   __shared__ Slot s;  // one per CTA; shared memory is not cleared between CTAs, hence the token
@@ -294,7 +299,7 @@ __device__ inline void zero_words(void* p, size_t bytes) {
   for (size_t i = 0; i < bytes / 16; ++i) q[i] = make_uint4(0, 0, 0, 0);
 }
 
-// The first thread of a cluster to get here claims a free slot in the table and clears it.
+// A fresh slot of the table for this cluster, cleared.
 __device__ inline void init_cluster(Cluster& c, uint32_t ctas) {
   zero_words(reinterpret_cast<char*>(&c) + offsetof(Cluster, ctas), offsetof(Cluster, cta) - offsetof(Cluster, ctas));
   for (uint32_t r = 0; r < ctas; ++r) {
@@ -309,56 +314,97 @@ __device__ inline void init_cluster(Cluster& c, uint32_t ctas) {
   atomicExch(&c.ready, 1u);
 }
 
-// This CTA's cluster state, registering the CTA on first use; nullptr when checking is off or over.
+// This launch's CTA at grid coordinates (x, y, z), as a nonzero odd value: %gridid numbers launches.
+__device__ __forceinline__ uint64_t cta_token(uint32_t x, uint32_t y, uint32_t z) {
+  uint64_t grid;
+  asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
+  return mix(mix(grid) ^ ((uint64_t(z) * gridDim.y + y) * gridDim.x + x)) | 1;
+}
+__device__ __forceinline__ uint64_t my_cta_token() { return cta_token(blockIdx.x, blockIdx.y, blockIdx.z); }
+// The token of the cluster's rank-0 CTA, whose slot names the cluster's state.
+__device__ __forceinline__ uint64_t leader_cta_token() {
+  uint32_t cx, cy, cz;
+  asm volatile("mov.u32 %0, %%cluster_ctaid.x;" : "=r"(cx));
+  asm volatile("mov.u32 %0, %%cluster_ctaid.y;" : "=r"(cy));
+  asm volatile("mov.u32 %0, %%cluster_ctaid.z;" : "=r"(cz));
+  return cta_token(blockIdx.x - cx, blockIdx.y - cy, blockIdx.z - cz);
+}
+
+static __device__ __noinline__ void report_unsupported(const char* what, uint32_t a, uint32_t b) {
+  Msg m;
+  m.s("protocol checker: unsupported: ").s(what).s(" ").u(a).s(", ").u(b);
+  report_text(m);
+}
+
+// Done once per CTA, by the thread that wins the claim: rank 0 takes a free slot of the table (a new
+// one for every cluster that runs, so nothing of an earlier kernel can be mistaken for its own) and
+// clears it; the other ranks read its index from rank 0's shared memory.
+static __device__ __noinline__ bool claim_cluster(Slot& s, uint64_t me) {
+  const uint32_t ctas = sreg(5), rank = ctarank();
+  uint32_t idx = 0;
+  if (rank == 0) {
+    const uint32_t start = uint32_t(me % uint32_t(kClusterSlots));
+    uint32_t i = 0;
+    for (; i < uint32_t(kClusterSlots); ++i) {
+      idx = (start + i) % uint32_t(kClusterSlots);
+      if (atomicCAS(&g_protocol.clusters[idx].owner, 0ull, me) == 0ull) break;
+    }
+    if (i == uint32_t(kClusterSlots)) {
+      report_unsupported("more clusters hold checker state at once than the table has (slots, CTA threads); kernels "
+                         "release theirs through ptx::ProtocolScope, the host through protocol::take_violation()",
+                         kClusterSlots, block_threads());
+      return false;
+    }
+    init_cluster(g_protocol.clusters[idx], ctas);
+  } else {
+    // Rank 0 is running (the CTAs of a cluster are scheduled together) and claims at its first checked
+    // operation; its slot in shared memory carries its token once it has.
+    const uint32_t at = ptx_mapa(uint32_t(__cvta_generic_to_shared(&s)), 0);
+    const uint64_t leader = leader_cta_token();
+    for (;;) {
+      uint64_t t;
+      asm volatile("ld.acquire.cluster.shared::cluster.u64 %0, [%1];" : "=l"(t) : "r"(at) : "memory");
+      if (t == leader) break;
+      if (aborted()) return false;
+    }
+    asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(idx) : "r"(at + uint32_t(offsetof(Slot, index))) : "memory");
+    while (atomicAdd(&g_protocol.clusters[idx].ready, 0u) == 0u)
+      if (aborted()) return false;
+  }
+  Cluster& c = g_protocol.clusters[idx];
+  __threadfence();
+  lock(c);
+  c.cta[rank].live = 1;
+  c.cta[rank].threads = block_threads();
+  unlock(c);
+  s.index = idx;
+  asm volatile("fence.acq_rel.cluster;" ::: "memory");
+  *reinterpret_cast<volatile unsigned long long*>(&s.token) = me;
+  return true;
+}
+
 static __device__ __noinline__ Cluster* find_cluster() {
-  const uint64_t me = cluster_token();
-  const uint32_t ctas = sreg(5);
-  Control* ctl = g_protocol.control;
-  if (ctas > uint32_t(kMaxCtas) || block_threads() > uint32_t(32 * kMaxWarps)) {
-    Msg m;
-    m.s("protocol checker: unsupported: clusters of more than ").u(kMaxCtas).s(" CTAs or CTAs of more than ")
-        .u(32 * kMaxWarps).s(" threads are not modelled (cluster CTAs, threads) ").u(ctas).s(", ").u(block_threads());
-    report_text(m);
+  if (sreg(5) > uint32_t(kMaxCtas) || block_threads() > uint32_t(32 * kMaxWarps)) {
+    report_unsupported("clusters of more than 2 CTAs or CTAs of more than 512 threads are not modelled (cluster CTAs, "
+                       "threads)", sreg(5), block_threads());
     return nullptr;
   }
-  const uint32_t start = uint32_t(me % uint32_t(kClusterSlots));
-  for (uint32_t i = 0; i < uint32_t(kClusterSlots); ++i) {
-    const uint32_t idx = (start + i) % uint32_t(kClusterSlots);
-    Cluster& c = g_protocol.clusters[idx];
-    const unsigned long long owner = atomicCAS(&c.owner, 0ull, me);
-    if (owner != 0ull && owner != me) continue;
-    if (owner == 0ull) init_cluster(c, ctas);
-    while (atomicAdd(&c.ready, 0u) == 0u) {
-      if (ctl->aborted) return nullptr;
-    }
-    __threadfence();
-    const uint32_t rank = ctarank();
-    if (!*reinterpret_cast<volatile uint32_t*>(&c.cta[rank].live)) {
-      lock(c);
-      if (!c.cta[rank].live) {
-        c.cta[rank].live = 1;
-        c.cta[rank].threads = block_threads();
-      }
-      unlock(c);
-    }
-    Slot& s = slot();
-    s.index = idx;
-    __threadfence_block();
-    s.token = me;
-    return &c;
+  Slot& s = slot();
+  const uint64_t me = my_cta_token(), claiming = me ^ 2;
+  for (;;) {
+    const unsigned long long t = *reinterpret_cast<volatile unsigned long long*>(&s.token);
+    if (t == me) return g_protocol.clusters + *reinterpret_cast<volatile uint32_t*>(&s.index);
+    if (aborted()) return nullptr;
+    if (t == claiming) continue;  // another thread of this CTA is claiming
+    if (atomicCAS(&s.token, t, claiming) == t && !claim_cluster(s, me)) return nullptr;
   }
-  Msg m;
-  m.s("protocol checker: unsupported: more than ").u(kClusterSlots)
-      .s(" clusters hold checker state at once; kernels release theirs through ptx::ProtocolScope, and the host "
-         "through protocol::take_violation()");
-  report_text(m);
-  return nullptr;
 }
 
 __device__ __forceinline__ Cluster* cluster() {
   if (!enabled() || aborted()) return nullptr;
   Slot& s = slot();
-  if (*reinterpret_cast<volatile unsigned long long*>(&s.token) == cluster_token()) return g_protocol.clusters + s.index;
+  if (*reinterpret_cast<volatile unsigned long long*>(&s.token) == my_cta_token())
+    return g_protocol.clusters + *reinterpret_cast<volatile uint32_t*>(&s.index);
   return find_cluster();
 }
 
@@ -1275,11 +1321,17 @@ inline __device__ void on_cluster_sync_depart() {
 
 // A thread leaves the kernel (ptx::ProtocolScope). The CTA's last thread checks what the CTA leaves
 // behind; the cluster's last CTA frees the cluster's state.
+// A thread enters the kernel (ptx::ProtocolScope): the CTA finds its cluster's state before any thread
+// can leave, so every exit is counted.
+inline __device__ void on_thread_start() {
+  if (enabled()) (void)cluster();
+}
+
 inline __device__ void on_thread_exit() {
   if (!enabled() || aborted()) return;
-  Slot& s = slot();
-  if (*reinterpret_cast<volatile unsigned long long*>(&s.token) != cluster_token()) return;  // never used the checker
-  Cluster& G = g_protocol.clusters[s.index];
+  Cluster* cp_ = cluster();
+  if (!cp_) return;
+  Cluster& G = *cp_;
   const uint32_t rank = ctarank();
   lock(G);
   if (aborted()) {

@@ -68,9 +68,11 @@ __device__ __forceinline__ void protocol_role(const char* name) {
 // still allocated, asynchronous arrives still in flight), and exited threads count for deadlock
 // detection.
 struct ProtocolScope {
-  __device__ ProtocolScope() {}  // user-provided: a scope object is never "unused"
 #if GEMM_PROTOCOL_ACTIVE
+  __device__ ProtocolScope() { protocol::dev::on_thread_start(); }
   __device__ ~ProtocolScope() { protocol::dev::on_thread_exit(); }
+#else
+  __device__ ProtocolScope() {}  // user-provided: a scope object is never "unused"
 #endif
 };
 
