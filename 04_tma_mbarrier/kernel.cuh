@@ -112,6 +112,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 nvfp4_tma_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int M, int N,
                int K, int blocks_n, const uint8_t* __restrict__ SFA, const uint8_t* __restrict__ SFB, float alpha,
                __half* __restrict__ C) {
+  gemm::ptx::ProtocolScope protocol_scope;  // the protocol checker sees each thread enter and leave (no code in release)
   // The swizzle is defined on absolute shared-memory addresses: align the tiles to 1024 bytes.
   extern __shared__ unsigned char smem_raw[];
   SharedStorage& s = *reinterpret_cast<SharedStorage*>(gemm::align_to_swizzle_atom(smem_raw));

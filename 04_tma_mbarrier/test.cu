@@ -32,6 +32,7 @@ GEMM_STANDARD_STAGE_TESTS(Nvfp4Tma, stage04::kStage, stage04::launch, cases(), k
 // ---- TMA writes the layout common/swizzle.h describes ------------------------------------------------
 
 __global__ void tma_copy_one_box(const __grid_constant__ CUtensorMap map, int x, int y, int z, uint8_t* out) {
+  gemm::ptx::ProtocolScope protocol_scope;  // the protocol checker sees each thread enter and leave (no code in release)
   extern __shared__ unsigned char raw[];
   unsigned char* tile = gemm::align_to_swizzle_atom(raw);
   __shared__ uint64_t bar;
@@ -107,6 +108,7 @@ TEST(GpuTensorMap, TheDriverAcceptsThePlan) {
 // ---- A stuck wait traps with the barrier's name instead of hanging --------------------------------------
 
 __global__ void wait_forever() {
+  gemm::ptx::ProtocolScope protocol_scope;  // the protocol checker sees each thread enter and leave (no code in release)
   __shared__ uint64_t bar;
   if (threadIdx.x == 0) gemm::ptx::mbarrier_init(&bar, 1);  // nobody will ever arrive
   __syncthreads();

@@ -120,7 +120,7 @@ __global__ void __cluster_dims__(kCtaGroup, 1, 1) __launch_bounds__(kThreads, 1)
 nvfp4_tcgen05_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                    const __grid_constant__ CUtensorMap map_sfa, const __grid_constant__ CUtensorMap map_sfb, int M,
                    int N, int K, int blocks_n, float alpha, __half* __restrict__ C) {
-  ptx::ProtocolScope protocol_scope;  // the protocol checker sees each thread leave (no code in release)
+  ptx::ProtocolScope protocol_scope;  // the protocol checker sees each thread enter and leave (no code in release)
   // The swizzle is defined on absolute shared-memory addresses: align the tiles to 1024 bytes.
   extern __shared__ unsigned char smem_raw[];
   SharedStorage& s = *reinterpret_cast<SharedStorage*>(gemm::align_to_swizzle_atom(smem_raw));

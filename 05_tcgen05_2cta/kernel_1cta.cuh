@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 nvfp4_tcgen05_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int M, int N,
                    int K, int blocks_n, const uint8_t* __restrict__ SFA, const uint8_t* __restrict__ SFB, float alpha,
                    __half* __restrict__ C) {
-  ptx::ProtocolScope protocol_scope;  // the protocol checker sees each thread leave (no code in release)
+  ptx::ProtocolScope protocol_scope;  // the protocol checker sees each thread enter and leave (no code in release)
   // The swizzle is defined on absolute shared-memory addresses: align the tiles to 1024 bytes.
   extern __shared__ unsigned char smem_raw[];
   SharedStorage& s = *reinterpret_cast<SharedStorage*>(gemm::align_to_swizzle_atom(smem_raw));

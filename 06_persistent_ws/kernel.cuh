@@ -298,6 +298,7 @@ nvfp4_persistent_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_co
                       const __grid_constant__ CUtensorMap map_sfa, const __grid_constant__ CUtensorMap map_sfb,
                       const Schedule sched, float alpha, __half* __restrict__ C, Workspace ws,
                       gemm::timeline::Buffer trace) {
+  gemm::ptx::ProtocolScope protocol_scope;  // the protocol checker sees each thread enter and leave (no code in release)
   using Cfg = Config;
   namespace ptx = gemm::ptx;
   namespace tc = gemm::tcgen05;

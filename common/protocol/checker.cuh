@@ -276,12 +276,12 @@ static __device__ __noinline__ void report_text(const Msg& m) {
 // ---- The cluster's state ---------------------------------------------------------------------------
 
 struct Slot {
-  unsigned long long token;  // cta_token() once this CTA has found its cluster's state; cta_token() ^ 2 while claiming
+  unsigned long long token;  // the cluster's ticket (its state's owner) while this CTA runs; 0 otherwise
   uint32_t index;            // the cluster's state: g_protocol.clusters[index]
-  uint32_t reserved;
+  uint32_t exits;            // threads of this CTA that have left
 };
 __device__ __forceinline__ Slot& slot() {
-  __shared__ Slot s;  // one per CTA; shared memory is not cleared between CTAs, hence the token
+  __shared__ Slot s;  // one per CTA, at the same offset in every CTA of a kernel
   return s;
 }
 
@@ -310,102 +310,86 @@ __device__ inline void init_cluster(Cluster& c, uint32_t ctas) {
   }
   c.ctas = ctas;
   c.lock = 0;
-  __threadfence();
-  atomicExch(&c.ready, 1u);
+  c.ready = 1;
 }
 
-// This launch's CTA at grid coordinates (x, y, z), as a nonzero odd value: %gridid numbers launches.
-__device__ __forceinline__ uint64_t cta_token(uint32_t x, uint32_t y, uint32_t z) {
-  uint64_t grid;
-  asm volatile("mov.u64 %0, %%gridid;" : "=l"(grid));
-  return mix(mix(grid) ^ ((uint64_t(z) * gridDim.y + y) * gridDim.x + x)) | 1;
-}
-__device__ __forceinline__ uint64_t my_cta_token() { return cta_token(blockIdx.x, blockIdx.y, blockIdx.z); }
-// The token of the cluster's rank-0 CTA, whose slot names the cluster's state.
-__device__ __forceinline__ uint64_t leader_cta_token() {
-  uint32_t cx, cy, cz;
-  asm volatile("mov.u32 %0, %%cluster_ctaid.x;" : "=r"(cx));
-  asm volatile("mov.u32 %0, %%cluster_ctaid.y;" : "=r"(cy));
-  asm volatile("mov.u32 %0, %%cluster_ctaid.z;" : "=r"(cz));
-  return cta_token(blockIdx.x - cx, blockIdx.y - cy, blockIdx.z - cz);
+__device__ __forceinline__ bool supported_shape() {
+  return sreg(5) <= uint32_t(kMaxCtas) && block_threads() <= uint32_t(32 * kMaxWarps);
 }
 
-static __device__ __noinline__ void report_unsupported(const char* what, uint32_t a, uint32_t b) {
-  Msg m;
-  m.s("protocol checker: unsupported: ").s(what).s(" ").u(a).s(", ").u(b);
-  report_text(m);
-}
-
-// Done once per CTA, by the thread that wins the claim: rank 0 takes a free slot of the table (a new
-// one for every cluster that runs, so nothing of an earlier kernel can be mistaken for its own) and
-// clears it; the other ranks read its index from rank 0's shared memory.
-static __device__ __noinline__ bool claim_cluster(Slot& s, uint64_t me) {
-  const uint32_t ctas = sreg(5), rank = ctarank();
-  uint32_t idx = 0;
-  if (rank == 0) {
-    const uint32_t start = uint32_t(me % uint32_t(kClusterSlots));
-    uint32_t i = 0;
-    for (; i < uint32_t(kClusterSlots); ++i) {
-      idx = (start + i) % uint32_t(kClusterSlots);
-      if (atomicCAS(&g_protocol.clusters[idx].owner, 0ull, me) == 0ull) break;
-    }
-    if (i == uint32_t(kClusterSlots)) {
-      report_unsupported("more clusters hold checker state at once than the table has (slots, CTA threads); kernels "
-                         "release theirs through ptx::ProtocolScope, the host through protocol::take_violation()",
-                         kClusterSlots, block_threads());
-      return false;
-    }
-    init_cluster(g_protocol.clusters[idx], ctas);
-  } else {
-    // Rank 0 is running (the CTAs of a cluster are scheduled together) and claims at its first checked
-    // operation; its slot in shared memory carries its token once it has.
-    const uint32_t at = ptx_mapa(uint32_t(__cvta_generic_to_shared(&s)), 0);
-    const uint64_t leader = leader_cta_token();
-    for (;;) {
-      uint64_t t;
-      asm volatile("ld.acquire.cluster.shared::cluster.u64 %0, [%1];" : "=l"(t) : "r"(at) : "memory");
-      if (t == leader) break;
-      if (aborted()) return false;
-    }
-    asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(idx) : "r"(at + uint32_t(offsetof(Slot, index))) : "memory");
-    while (atomicAdd(&g_protocol.clusters[idx].ready, 0u) == 0u)
-      if (aborted()) return false;
-  }
-  Cluster& c = g_protocol.clusters[idx];
-  __threadfence();
-  lock(c);
-  c.cta[rank].live = 1;
-  c.cta[rank].threads = block_threads();
-  unlock(c);
-  s.index = idx;
-  asm volatile("fence.acq_rel.cluster;" ::: "memory");
-  *reinterpret_cast<volatile unsigned long long*>(&s.token) = me;
-  return true;
-}
-
-static __device__ __noinline__ Cluster* find_cluster() {
-  if (sreg(5) > uint32_t(kMaxCtas) || block_threads() > uint32_t(32 * kMaxWarps)) {
-    report_unsupported("clusters of more than 2 CTAs or CTAs of more than 512 threads are not modelled (cluster CTAs, "
-                       "threads)", sreg(5), block_threads());
+// The cluster's state, or nullptr when checking is off, over (report mode), or impossible here.
+static __device__ __noinline__ Cluster* no_cluster() {
+  if (!supported_shape()) {
+    Msg m;
+    m.s("protocol checker: unsupported: clusters of more than ").u(kMaxCtas).s(" CTAs or CTAs of more than ")
+        .u(32 * kMaxWarps).s(" threads are not modelled (cluster CTAs, threads) ").u(sreg(5)).s(", ").u(block_threads());
+    report_text(m);
     return nullptr;
   }
-  Slot& s = slot();
-  const uint64_t me = my_cta_token(), claiming = me ^ 2;
-  for (;;) {
-    const unsigned long long t = *reinterpret_cast<volatile unsigned long long*>(&s.token);
-    if (t == me) return g_protocol.clusters + *reinterpret_cast<volatile uint32_t*>(&s.index);
-    if (aborted()) return nullptr;
-    if (t == claiming) continue;  // another thread of this CTA is claiming
-    if (atomicCAS(&s.token, t, claiming) == t && !claim_cluster(s, me)) return nullptr;
-  }
+  Msg m;
+  m.s("protocol checker: unsupported: a checked operation in a kernel that does not open with ptx::ProtocolScope "
+      "(block ").u(blockIdx.x).s(",").u(blockIdx.y).s(",").u(blockIdx.z).s(", thread ").u(lin_thread())
+      .s("); its first statement must be `ptx::ProtocolScope protocol_scope;`");
+  report_text(m);
+  return nullptr;
 }
 
 __device__ __forceinline__ Cluster* cluster() {
   if (!enabled() || aborted()) return nullptr;
+  const Slot& s = slot();
+  const unsigned long long t = *reinterpret_cast<const volatile unsigned long long*>(&s.token);
+  const uint32_t i = *reinterpret_cast<const volatile uint32_t*>(&s.index);
+  if (t != 0 && i < uint32_t(kClusterSlots) && g_protocol.clusters[i].owner == t) return g_protocol.clusters + i;
+  return no_cluster();
+}
+
+// Kernel entry (ptx::ProtocolScope, every thread): thread 0 of rank 0 takes a fresh slot of the table,
+// numbered by a ticket no other cluster has (nothing of an earlier kernel can be mistaken for this
+// one's), and clears it; after a cluster barrier the other ranks read its index from rank 0's shared
+// memory; after a CTA barrier every thread knows it.
+static __device__ __noinline__ void enter_kernel() {
   Slot& s = slot();
-  if (*reinterpret_cast<volatile unsigned long long*>(&s.token) == my_cta_token())
-    return g_protocol.clusters + *reinterpret_cast<volatile uint32_t*>(&s.index);
-  return find_cluster();
+  const uint32_t rank = ctarank(), ctas = sreg(5), tid = lin_thread();
+  const bool ok = supported_shape() && !aborted();
+  if (tid == 0) {
+    s.token = 0;
+    s.exits = 0;
+    s.index = 0;
+    if (ok && rank == 0) {
+      const unsigned long long ticket = atomicAdd(&g_protocol.control->tickets, 2ull) + 1;  // odd: never 0
+      const uint32_t start = uint32_t(mix(ticket) % uint32_t(kClusterSlots));
+      for (uint32_t i = 0; i < uint32_t(kClusterSlots); ++i) {
+        const uint32_t idx = (start + i) % uint32_t(kClusterSlots);
+        Cluster& c = g_protocol.clusters[idx];
+        if (atomicCAS(&c.owner, 0ull, ticket) != 0ull) continue;
+        init_cluster(c, ctas);
+        c.cta[0].live = 1;
+        c.cta[0].threads = block_threads();
+        __threadfence();
+        s.index = idx;
+        s.token = ticket;
+        break;
+      }
+    }
+  }
+  if (ctas > 1) asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  if (tid == 0 && ok && rank != 0) {
+    const uint32_t at = ptx_mapa(uint32_t(__cvta_generic_to_shared(&s)), 0);
+    unsigned long long ticket;
+    uint32_t idx;
+    asm volatile("ld.shared::cluster.u64 %0, [%1];" : "=l"(ticket) : "r"(at) : "memory");
+    asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(idx) : "r"(at + uint32_t(offsetof(Slot, index))) : "memory");
+    if (ticket != 0) {
+      Cluster& c = g_protocol.clusters[idx];
+      lock(c);
+      c.cta[rank].live = 1;
+      c.cta[rank].threads = block_threads();
+      unlock(c);
+      s.index = idx;
+      s.token = ticket;
+    }
+  }
+  __syncthreads();
 }
 
 // The calling lane group: the lowest active lane does the bookkeeping for all of them.
@@ -1321,70 +1305,73 @@ inline __device__ void on_cluster_sync_depart() {
 
 // A thread leaves the kernel (ptx::ProtocolScope). The CTA's last thread checks what the CTA leaves
 // behind; the cluster's last CTA frees the cluster's state.
-// A thread enters the kernel (ptx::ProtocolScope): the CTA finds its cluster's state before any thread
-// can leave, so every exit is counted.
+// A thread enters the kernel (ptx::ProtocolScope): see enter_kernel().
 inline __device__ void on_thread_start() {
-  if (enabled()) (void)cluster();
+  if (enabled()) enter_kernel();
 }
 
+// A thread leaves the kernel (ptx::ProtocolScope). The CTA's last thread checks what the CTA leaves
+// behind and clears its slot in shared memory; the cluster's last CTA frees the cluster's state.
 inline __device__ void on_thread_exit() {
-  if (!enabled() || aborted()) return;
-  Cluster* cp_ = cluster();
-  if (!cp_) return;
-  Cluster& G = *cp_;
+  if (!enabled()) return;
+  Slot& s = slot();
+  const bool last_of_cta = atomicAdd(&s.exits, 1u) + 1 == block_threads();
+  const unsigned long long t = *reinterpret_cast<volatile unsigned long long*>(&s.token);
+  const uint32_t i = *reinterpret_cast<volatile uint32_t*>(&s.index);
+  if (t == 0 || i >= uint32_t(kClusterSlots) || g_protocol.clusters[i].owner != t) return;
+  Cluster& G = g_protocol.clusters[i];
   const uint32_t rank = ctarank();
-  lock(G);
-  if (aborted()) {
-    unlock(G);
-    return;
-  }
-  Cta& t = G.cta[rank];
-  t.exited += 1;
   bool release = false;
-  if (t.exited == t.threads) {
-    Violation v = base_violation(rank, 0);
-    v.warp = -1;
-    v.rank = -1;
-    if (t.tmem_columns) {
-      v.rule = "exit-with-tmem";
-      v.what = "a CTA exits with Tensor Memory still allocated";
-      v.section = "PTX ISA 9.7.16.7.1 (tcgen05.alloc): all Tensor Memory a CTA allocated must be deallocated before "
-                  "it exits";
-      v.fix = "tcgen05.dealloc every allocation (in a pair, in both CTAs) before the kernel ends";
-      v.operand = "still allocated";
-      v.tmem = true;
-      v.mem_rank = int(rank);
-      v.lo = t.tmem_column;
-      v.hi = t.tmem_column + t.tmem_columns;
-      report(G, v);
-    } else {
-      for (uint32_t b = 0; b < t.nbarriers; ++b) {
-        const Barrier& bar = t.barriers[b];
-        if (bar.async_phase > bar.observed) {
-          v.rule = "exit-with-signal-in-flight";
-          v.what = "a CTA exits while an asynchronous arrive on one of its barriers (a tcgen05.commit, a peer's "
-                   "multicast commit, TMA transaction bytes) may still be in flight: no wait observed its phase";
-          v.section = "PTX ISA 9.7.16.12.1 (tcgen05.commit) and 9.7.9.27 (cp.async.bulk): asynchronous operations "
-                      "write the barrier's shared memory when they complete, which must happen before the CTA exits";
-          v.fix = "before exiting, wait for the last phase of every barrier that commits or copies complete on (the "
-                  "producer waits on each slot's empty barrier once more)";
-          v.bar_rank = int(rank);
-          v.bar = int(b);
-          report(G, v);
-          break;
+  lock(G);
+  if (!aborted()) {
+    Cta& tc = G.cta[rank];
+    tc.exited += 1;
+    if (last_of_cta) {
+      Violation v;
+      if (tc.tmem_columns) {
+        v.rule = "exit-with-tmem";
+        v.what = "a CTA exits with Tensor Memory still allocated";
+        v.section = "PTX ISA 9.7.16.7.1 (tcgen05.alloc): all Tensor Memory a CTA allocated must be deallocated before "
+                    "it exits";
+        v.fix = "tcgen05.dealloc every allocation (in a pair, in both CTAs) before the kernel ends";
+        v.operand = "still allocated";
+        v.tmem = true;
+        v.mem_rank = int(rank);
+        v.lo = tc.tmem_column;
+        v.hi = tc.tmem_column + tc.tmem_columns;
+        report(G, v);
+      } else {
+        for (uint32_t b = 0; b < tc.nbarriers; ++b) {
+          const Barrier& bar = tc.barriers[b];
+          if (bar.async_phase > bar.observed) {
+            v.rule = "exit-with-signal-in-flight";
+            v.what = "a CTA exits while an asynchronous arrive on one of its barriers (a tcgen05.commit, a peer's "
+                     "multicast commit, TMA transaction bytes) may still be in flight: no wait observed its phase";
+            v.section = "PTX ISA 9.7.16.12.1 (tcgen05.commit) and 9.7.9.27 (cp.async.bulk): asynchronous operations "
+                        "write the barrier's shared memory when they complete, which must happen before the CTA exits";
+            v.fix = "before exiting, wait for the last phase of every barrier that commits or copies complete on (the "
+                    "producer waits on each slot's empty barrier once more)";
+            v.bar_rank = int(rank);
+            v.bar = int(b);
+            report(G, v);
+            break;
+          }
         }
       }
+      G.exited_ctas += 1;
+      release = G.exited_ctas == G.ctas && !aborted();
+    } else {
+      check_deadlock(G);
     }
-    G.exited_ctas += 1;
-    release = G.exited_ctas == G.ctas && !aborted();
-  } else {
-    check_deadlock(G);
   }
   unlock(G);
-  if (release) {
-    atomicExch(&G.ready, 0u);
-    __threadfence();
-    atomicExch(&G.owner, 0ull);
+  if (last_of_cta) {
+    s.token = 0;  // the next CTA on this SM does not inherit this slot
+    if (release) {
+      __threadfence();
+      atomicExch(&G.ready, 0u);
+      atomicExch(&G.owner, 0ull);
+    }
   }
 }
 

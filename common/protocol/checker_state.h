@@ -140,6 +140,7 @@ struct Control {
   int aborted;             // a violation was recorded in report mode
   int violations;
   int reserved;
+  unsigned long long tickets;  // numbers every cluster that enters a checked kernel
   char message[kMessageBytes];
 };
 

@@ -55,6 +55,7 @@ struct MmaParams {
 template <int kCtaGroup>
 __global__ void __launch_bounds__(128) mma_tile_kernel(const __grid_constant__ CUtensorMap map_a,
                                                         const __grid_constant__ CUtensorMap map_b, MmaParams p) {
+  ProtocolScope protocol_scope;  // the protocol checker sees each thread enter and leave (no code in release)
   extern __shared__ unsigned char raw[];
   unsigned char* smem = align_to_swizzle_atom(raw);
   __shared__ uint64_t full, done;
@@ -324,6 +325,7 @@ TEST(GpuTcgen05Gemm, Emulated1024CubedIsExactAndTakesSeconds) {
 // ---- tcgen05.cp and tcgen05.ld round trip ------------------------------------------------------------------
 
 __global__ void cp_ld_round_trip(const uint8_t* pattern, uint32_t* out) {
+  ProtocolScope protocol_scope;  // the protocol checker sees each thread enter and leave (no code in release)
   __shared__ __align__(128) uint8_t atom[512];
   __shared__ uint32_t tmem_base;
   __shared__ uint64_t done;
@@ -379,6 +381,7 @@ TEST(GpuTcgen05CpLd, AtomLandsInAllFourQuadrants) {
 // ---- TMA with .cta_group::2 completes on the leader's barrier --------------------------------------------
 
 __global__ void tma_pair_kernel(const __grid_constant__ CUtensorMap map, uint8_t* out) {
+  ProtocolScope protocol_scope;  // the protocol checker sees each thread enter and leave (no code in release)
   extern __shared__ unsigned char raw[];
   unsigned char* tile = align_to_swizzle_atom(raw);
   __shared__ uint64_t full;
@@ -429,6 +432,7 @@ TEST(GpuTcgen05Tma, CtaGroup2LoadCompletesOnTheLeadersBarrier) {
 // ---- Misuse becomes a trap with a message (emulator only: on hardware these are undefined) ----------------
 
 __global__ void misuse_kernel(int what) {
+  ProtocolScope protocol_scope;  // the protocol checker sees each thread enter and leave (no code in release)
   __shared__ uint32_t tmem_base;
   if (threadIdx.x < 32) tcgen05_alloc<1>(&tmem_base, 64);
   __syncthreads();
