@@ -392,9 +392,6 @@ static __device__ __noinline__ void enter_kernel() {
   __syncthreads();
 }
 
-// The calling lane group: the lowest active lane does the bookkeeping for all of them.
-__device__ __forceinline__ bool leader_lane() { return lane_id() == uint32_t(__ffs(__activemask()) - 1); }
-__device__ __forceinline__ uint32_t group_lanes() { return uint32_t(__popc(__activemask())); }
 
 // ---- Barriers --------------------------------------------------------------------------------------
 
@@ -610,9 +607,10 @@ __device__ inline bool columns_allocated(Cluster& c, uint32_t mem, uint32_t col,
 
 // ---- The hooks -------------------------------------------------------------------------------------
 
-// Every hook runs in one lane of the calling group; `G` is the state of the calling CTA's cluster.
+// Every hook runs in one lane of the calling group (on_X below calls X_leader there, and the group waits
+// for it: lanes that ran ahead would otherwise act on state the leader has not updated yet); `G` is
+// the state of the calling CTA's cluster.
 #define GEMM_PROTOCOL_ENTER()                          \
-  if (!leader_lane()) return;                          \
   Cluster* cp_ = cluster();                            \
   if (!cp_) return;                                    \
   Cluster& G = *cp_;                                   \
@@ -627,13 +625,13 @@ __device__ inline bool columns_allocated(Cluster& c, uint32_t mem, uint32_t col,
   W.used = 1;                                          \
   (void)W
 
-inline __device__ void on_role(const char* name) {
+inline __device__ void on_role_leader(const char* name) {
   GEMM_PROTOCOL_ENTER();
   copy_name(W.role, name);
   unlock(G);
 }
 
-inline __device__ void on_init(uint32_t bar_addr, uint32_t count, const char* name, int index) {
+inline __device__ void on_init_leader(uint32_t bar_addr, uint32_t count, const char* name, int index) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const uint32_t off = smem_offset(bar_addr);
@@ -684,7 +682,7 @@ inline __device__ void on_init(uint32_t bar_addr, uint32_t count, const char* na
   unlock(G);
 }
 
-inline __device__ void on_inval(uint32_t bar_addr) {
+inline __device__ void on_inval_leader(uint32_t bar_addr) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const int b = live_barrier(G, rank, smem_offset(bar_addr), rank, warp, "mbarrier.inval of a barrier that is not live");
@@ -693,7 +691,7 @@ inline __device__ void on_inval(uint32_t bar_addr) {
 }
 
 // mbarrier.arrive (target_rank: the CTA whose barrier it is), with `tx` bytes expected first.
-inline __device__ void on_arrive(uint32_t bar_addr, uint32_t target_rank, uint32_t tx) {
+inline __device__ void on_arrive_leader(uint32_t bar_addr, uint32_t target_rank, uint32_t tx) {
   GEMM_PROTOCOL_ENTER();
   const int b = live_barrier(G, target_rank, smem_offset(bar_addr), rank, warp, "an arrive on a barrier never initialised");
   if (b >= 0) {
@@ -705,7 +703,7 @@ inline __device__ void on_arrive(uint32_t bar_addr, uint32_t target_rank, uint32
 
 // A TMA load (or bulk copy) of `bytes` into [dst, dst + bytes) of this CTA, completing on the barrier
 // at bar_addr's offset in CTA `bar_rank`.
-inline __device__ void on_tma_load(uint32_t dst_addr, uint32_t bytes, uint32_t bar_addr, uint32_t bar_rank) {
+inline __device__ void on_tma_load_leader(uint32_t dst_addr, uint32_t bytes, uint32_t bar_addr, uint32_t bar_rank) {
   GEMM_PROTOCOL_ENTER();
   const int b = live_barrier(G, bar_rank, smem_offset(bar_addr), rank, warp,
                              "a TMA load completes on a barrier never initialised");
@@ -751,7 +749,7 @@ inline __device__ void on_tma_load(uint32_t dst_addr, uint32_t bytes, uint32_t b
 }
 
 // Before a wait on parity `parity`: is it blocked on a phase nothing recorded has completed?
-inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
+inline __device__ void on_wait_begin_leader(uint32_t bar_addr, uint32_t parity, uint32_t lanes) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const int b = live_barrier(G, rank, smem_offset(bar_addr), rank, warp, "a wait on a barrier never initialised");
@@ -779,7 +777,6 @@ inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
     return;
   }
   if ((phase & 1) == (parity & 1)) {  // the phase waited for has not completed: blocked
-    const uint32_t lanes = group_lanes();
     bar.waiting[parity & 1] += lanes;
     bar.waiting_warps[parity & 1] |= 1u << warp;
     t.blocked += lanes;
@@ -789,7 +786,7 @@ inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
 }
 
 // After the wait returned: the waiter now knows what the observed phase published.
-inline __device__ void on_wait_end(uint32_t bar_addr, uint32_t parity) {
+inline __device__ void on_wait_end_leader(uint32_t bar_addr, uint32_t parity) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const int b = find_barrier(t, smem_offset(bar_addr));
@@ -823,7 +820,7 @@ inline __device__ void on_wait_end(uint32_t bar_addr, uint32_t parity) {
 }
 
 // fence.proxy.async: this warp's generic writes so far may be read by the async proxy.
-inline __device__ void on_fence_proxy_async() {
+inline __device__ void on_fence_proxy_async_leader() {
   GEMM_PROTOCOL_ENTER();
   const uint32_t me = warp_agent(rank, warp);
   W.fences[W.nfences++ % kFenceRing] = W.vc[me];
@@ -832,7 +829,7 @@ inline __device__ void on_fence_proxy_async() {
 }
 
 // Generic (st.shared / ld.shared) accesses a kernel declares: ptx::protocol_generic_write/read.
-inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) {
+inline __device__ void on_generic_leader(uint32_t addr, uint32_t bytes, bool write) {
   GEMM_PROTOCOL_ENTER();
   Violation v = base_violation(rank, warp);
   v.operand = write ? "generic store" : "generic load";
@@ -857,7 +854,7 @@ inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) {
 }
 
 // TMA store of [src, src + bytes) by this warp, read by its bulk-copy unit as part of the next group.
-inline __device__ void on_tma_store(uint32_t src_addr, uint32_t bytes) {
+inline __device__ void on_tma_store_leader(uint32_t src_addr, uint32_t bytes) {
   GEMM_PROTOCOL_ENTER();
   Violation v = base_violation(rank, warp);
   v.rule = "tma-store-reads-unfinished";
@@ -871,14 +868,14 @@ inline __device__ void on_tma_store(uint32_t src_addr, uint32_t bytes) {
   unlock(G);
 }
 
-inline __device__ void on_bulk_commit() {
+inline __device__ void on_bulk_commit_leader() {
   GEMM_PROTOCOL_ENTER();
   W.bulk_committed += 1;
   unlock(G);
 }
 
 // cp.async.bulk.wait_group(.read) N: all but the newest N groups have read their sources.
-inline __device__ void on_bulk_wait(uint32_t n) {
+inline __device__ void on_bulk_wait_leader(uint32_t n) {
   GEMM_PROTOCOL_ENTER();
   if (W.bulk_committed >= n) {
     const uint32_t a = bulk_agent(rank, warp);
@@ -888,7 +885,7 @@ inline __device__ void on_bulk_wait(uint32_t n) {
 }
 
 // tcgen05.fence::after_thread_sync: this warp's tcgen05 work from now on sees what the warp knows.
-inline __device__ void on_tc_fence_after() {
+inline __device__ void on_tc_fence_after_leader() {
   GEMM_PROTOCOL_ENTER();
   copy_clock(W.snap, W.vc);
   unlock(G);
@@ -896,7 +893,7 @@ inline __device__ void on_tc_fence_after() {
 
 // tcgen05.fence::before_thread_sync: the warp's finished tcgen05.ld become visible through its next
 // arrive or barrier.
-inline __device__ void on_tc_fence_before() {
+inline __device__ void on_tc_fence_before_leader() {
   GEMM_PROTOCOL_ENTER();
   if (W.ld_waited && W.npending) {
     const uint32_t me = warp_agent(rank, warp), done = record(me, W.vc[me]), pending = record(me, kPendingEpoch);
@@ -914,14 +911,14 @@ inline __device__ void on_tc_fence_before() {
   unlock(G);
 }
 
-inline __device__ void on_tc_wait_ld() {
+inline __device__ void on_tc_wait_ld_leader() {
   GEMM_PROTOCOL_ENTER();
   W.ld_waited = 1;
   unlock(G);
 }
 
 // tcgen05.ld of `n` columns from `taddr` (quadrant from its lane field).
-inline __device__ void on_tc_ld(uint32_t taddr, uint32_t n) {
+inline __device__ void on_tc_ld_leader(uint32_t taddr, uint32_t n) {
   GEMM_PROTOCOL_ENTER();
   const uint32_t col = taddr & 0xFFFF, q = ((taddr >> 16) % 128) / 32;
   Violation v = base_violation(rank, warp);
@@ -1107,7 +1104,7 @@ __device__ inline bool tc_reads_tmem(Cluster& G, uint32_t rank, uint32_t warp, i
   return true;
 }
 
-inline __device__ void on_mma(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc, uint32_t sfa_tmem,
+inline __device__ void on_mma_leader(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc, uint32_t sfa_tmem,
                               uint32_t sfb_tmem, int cta_group) {
   GEMM_PROTOCOL_ENTER();
   uint32_t* tc = tc_clock(G, rank, W);
@@ -1127,7 +1124,7 @@ inline __device__ void on_mma(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, u
   unlock(G);
 }
 
-inline __device__ void on_cp(uint32_t taddr, uint64_t sdesc, int cta_group) {
+inline __device__ void on_cp_leader(uint32_t taddr, uint64_t sdesc, int cta_group) {
   GEMM_PROTOCOL_ENTER();
   uint32_t* tc = tc_clock(G, rank, W);
   const uint32_t lo = smem_offset(tcgen05::decode_smem_descriptor(sdesc).start);
@@ -1138,7 +1135,7 @@ inline __device__ void on_cp(uint32_t taddr, uint64_t sdesc, int cta_group) {
 }
 
 // tcgen05.commit: one arrival on each barrier of the mask once the tensor core's work so far is done.
-inline __device__ void on_commit(uint32_t bar_addr, uint32_t mask) {
+inline __device__ void on_commit_leader(uint32_t bar_addr, uint32_t mask) {
   GEMM_PROTOCOL_ENTER();
   uint32_t* tc = G.cta[rank].tc_vc;
   const uint32_t off = smem_offset(bar_addr);
@@ -1152,7 +1149,7 @@ inline __device__ void on_commit(uint32_t bar_addr, uint32_t mask) {
   unlock(G);
 }
 
-inline __device__ void on_alloc(uint32_t taddr, uint32_t ncols, int cta_group) {
+inline __device__ void on_alloc_leader(uint32_t taddr, uint32_t ncols, int cta_group) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   Violation v = base_violation(rank, warp);
@@ -1183,7 +1180,7 @@ inline __device__ void on_alloc(uint32_t taddr, uint32_t ncols, int cta_group) {
   unlock(G);
 }
 
-inline __device__ void on_dealloc(uint32_t taddr, uint32_t ncols) {
+inline __device__ void on_dealloc_leader(uint32_t taddr, uint32_t ncols) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const uint32_t col = taddr & 0xFFFF;
@@ -1237,7 +1234,7 @@ inline __device__ void on_dealloc(uint32_t taddr, uint32_t ncols) {
   unlock(G);
 }
 
-inline __device__ void on_relinquish() {
+inline __device__ void on_relinquish_leader() {
   GEMM_PROTOCOL_ENTER();
   G.cta[rank].relinquished = 1;
   unlock(G);
@@ -1245,10 +1242,9 @@ inline __device__ void on_relinquish() {
 
 // CTA-wide barrier (bar.sync 0) and cluster barrier: every participant publishes; all learn the join.
 // Returns the generation to depart from.
-inline __device__ void on_cta_sync_arrive() {
+inline __device__ void on_cta_sync_arrive_leader(uint32_t lanes) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
-  const uint32_t lanes = group_lanes();
   join(t.sync_vc, W.vc);
   W.vc[warp_agent(rank, warp)] += 1;
   t.sync_arrived += lanes;
@@ -1264,16 +1260,15 @@ inline __device__ void on_cta_sync_arrive() {
   }
   unlock(G);
 }
-inline __device__ void on_cta_sync_depart() {
+inline __device__ void on_cta_sync_depart_leader() {
   GEMM_PROTOCOL_ENTER();
   join(W.vc, G.cta[rank].sync_done_vc);
   unlock(G);
 }
 
-inline __device__ void on_cluster_sync_arrive() {
+inline __device__ void on_cluster_sync_arrive_leader(uint32_t lanes) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
-  const uint32_t lanes = group_lanes();
   join(G.sync_vc, W.vc);
   W.vc[warp_agent(rank, warp)] += 1;
   t.cluster_arrived += lanes;
@@ -1297,7 +1292,7 @@ inline __device__ void on_cluster_sync_arrive() {
   }
   unlock(G);
 }
-inline __device__ void on_cluster_sync_depart() {
+inline __device__ void on_cluster_sync_depart_leader() {
   GEMM_PROTOCOL_ENTER();
   join(W.vc, G.sync_done_vc);
   unlock(G);
@@ -1373,6 +1368,167 @@ inline __device__ void on_thread_exit() {
       atomicExch(&G.owner, 0ull);
     }
   }
+}
+
+
+// ---- The hooks the wrappers call: the calling group elects its lowest lane, which records the
+// operation; the whole group waits for it. --------------------------------------------------------
+
+inline __device__ void on_role(const char* name) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_role_leader(name);
+  __syncwarp(m);
+}
+
+inline __device__ void on_init(uint32_t bar_addr, uint32_t count, const char* name, int index) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_init_leader(bar_addr, count, name, index);
+  __syncwarp(m);
+}
+
+inline __device__ void on_inval(uint32_t bar_addr) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_inval_leader(bar_addr);
+  __syncwarp(m);
+}
+
+inline __device__ void on_arrive(uint32_t bar_addr, uint32_t target_rank, uint32_t tx) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_arrive_leader(bar_addr, target_rank, tx);
+  __syncwarp(m);
+}
+
+inline __device__ void on_tma_load(uint32_t dst_addr, uint32_t bytes, uint32_t bar_addr, uint32_t bar_rank) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_tma_load_leader(dst_addr, bytes, bar_addr, bar_rank);
+  __syncwarp(m);
+}
+
+inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_wait_begin_leader(bar_addr, parity, uint32_t(__popc(m)));
+  __syncwarp(m);
+}
+
+inline __device__ void on_wait_end(uint32_t bar_addr, uint32_t parity) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_wait_end_leader(bar_addr, parity);
+  __syncwarp(m);
+}
+
+inline __device__ void on_fence_proxy_async() {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_fence_proxy_async_leader();
+  __syncwarp(m);
+}
+
+inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_generic_leader(addr, bytes, write);
+  __syncwarp(m);
+}
+
+inline __device__ void on_tma_store(uint32_t src_addr, uint32_t bytes) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_tma_store_leader(src_addr, bytes);
+  __syncwarp(m);
+}
+
+inline __device__ void on_bulk_commit() {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_bulk_commit_leader();
+  __syncwarp(m);
+}
+
+inline __device__ void on_bulk_wait(uint32_t n) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_bulk_wait_leader(n);
+  __syncwarp(m);
+}
+
+inline __device__ void on_tc_fence_after() {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_tc_fence_after_leader();
+  __syncwarp(m);
+}
+
+inline __device__ void on_tc_fence_before() {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_tc_fence_before_leader();
+  __syncwarp(m);
+}
+
+inline __device__ void on_tc_wait_ld() {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_tc_wait_ld_leader();
+  __syncwarp(m);
+}
+
+inline __device__ void on_tc_ld(uint32_t taddr, uint32_t n) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_tc_ld_leader(taddr, n);
+  __syncwarp(m);
+}
+
+inline __device__ void on_mma(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc, uint32_t sfa_tmem,
+                              uint32_t sfb_tmem, int cta_group) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_mma_leader(d_tmem, adesc, bdesc, idesc, sfa_tmem, sfb_tmem, cta_group);
+  __syncwarp(m);
+}
+
+inline __device__ void on_cp(uint32_t taddr, uint64_t sdesc, int cta_group) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_cp_leader(taddr, sdesc, cta_group);
+  __syncwarp(m);
+}
+
+inline __device__ void on_commit(uint32_t bar_addr, uint32_t mask) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_commit_leader(bar_addr, mask);
+  __syncwarp(m);
+}
+
+inline __device__ void on_alloc(uint32_t taddr, uint32_t ncols, int cta_group) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_alloc_leader(taddr, ncols, cta_group);
+  __syncwarp(m);
+}
+
+inline __device__ void on_dealloc(uint32_t taddr, uint32_t ncols) {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_dealloc_leader(taddr, ncols);
+  __syncwarp(m);
+}
+
+inline __device__ void on_relinquish() {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_relinquish_leader();
+  __syncwarp(m);
+}
+
+inline __device__ void on_cta_sync_arrive() {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_cta_sync_arrive_leader(uint32_t(__popc(m)));
+  __syncwarp(m);
+}
+
+inline __device__ void on_cta_sync_depart() {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_cta_sync_depart_leader();
+  __syncwarp(m);
+}
+
+inline __device__ void on_cluster_sync_arrive() {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_cluster_sync_arrive_leader(uint32_t(__popc(m)));
+  __syncwarp(m);
+}
+
+inline __device__ void on_cluster_sync_depart() {
+  const unsigned m = __activemask();
+  if (lane_id() == uint32_t(__ffs(m) - 1)) on_cluster_sync_depart_leader();
+  __syncwarp(m);
 }
 
 #undef GEMM_PROTOCOL_ENTER
