@@ -349,7 +349,8 @@ __device__ __forceinline__ Cluster* cluster() {
 // memory; after a CTA barrier every thread knows it.
 static __device__ __noinline__ void enter_kernel() {
   Slot& s = slot();
-  const uint32_t rank = ctarank(), ctas = sreg(5), tid = lin_thread();
+  // A launch without clusters is a cluster of one CTA (%cluster_nctarank may read 0 there).
+  const uint32_t rank = ctarank(), ctas = sreg(5) > 1 ? sreg(5) : 1, tid = lin_thread();
   const bool ok = supported_shape() && !aborted();
   if (tid == 0) {
     s.token = 0;
@@ -971,9 +972,22 @@ inline __device__ void on_tc_ld_leader(uint32_t taddr, uint32_t n) {
       return;
     }
   }
-  const uint32_t pending = record(warp_agent(rank, warp), kPendingEpoch);
+  const uint32_t pending = record(warp_agent(rank, warp), kPendingEpoch), entry = q << 20 | col << 8 | n;
   for (uint32_t cc = col; cc < col + n; ++cc) add_read(G.cta[rank].tmem[q][cc], pending);
-  if (W.npending < uint32_t(kPendingLd)) W.pending[W.npending++] = q << 20 | col << 8 | n;
+  bool listed = false;
+  for (uint32_t i = 0; i < W.npending; ++i) listed = listed || W.pending[i] == entry;
+  if (!listed) {
+    if (W.npending == uint32_t(kPendingLd)) {
+      Violation o = base_violation(rank, warp);
+      o.rule = "unsupported";
+      o.what = "more tcgen05.ld in flight in one warp (between tcgen05.fence::before_thread_sync) than the checker keeps";
+      o.section = "the checker's limit kPendingLd (common/protocol/checker_state.h)";
+      o.fix = "raise kPendingLd";
+      report(G, o);
+    } else {
+      W.pending[W.npending++] = entry;
+    }
+  }
   W.ld_waited = 0;
   unlock(G);
 }

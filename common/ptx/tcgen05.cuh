@@ -230,8 +230,8 @@ template <int N>
 __device__ __forceinline__ void tcgen05_ld_32x32b(uint32_t taddr, uint32_t (&r)[N]) {
   static_assert(N == 4 || N == 8 || N == 16 || N == 32, "the .num variants this project uses");
 #if GEMM_PROTOCOL_ACTIVE
+  __syncwarp();  // .sync.aligned: the whole warp, together
   protocol::dev::on_tc_ld(taddr, uint32_t(N));
-  __syncwarp();
 #endif
 #if GEMM_HAS_TCGEN05
   if constexpr (N == 4) {
@@ -265,6 +265,7 @@ __device__ __forceinline__ void tcgen05_wait_ld() {
   asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
 #endif
 #if GEMM_PROTOCOL_ACTIVE
+  __syncwarp();
   protocol::dev::on_tc_wait_ld();
 #endif
 }
