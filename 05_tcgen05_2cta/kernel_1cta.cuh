@@ -173,8 +173,13 @@ nvfp4_tcgen05_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_const
   };
   if (warp == kProducerWarp) {
     ptx::protocol_role("producer");
-    if (lane == 0)
+    if (lane == 0) {
       for (int kt = 0; kt < k_tiles; ++kt) produce(kt);
+      // The tail: the last commits on the empty barriers arrive asynchronously in this CTA's shared
+      // memory; the CTA may exit only after they have (wait once more on every slot).
+      for (int kt = k_tiles; kt < k_tiles + kSlots; ++kt)
+        ptx::wait_commit(&s.empty[kt % kSlots], ((kt / kSlots) & 1) ^ 1, "empty", kt % kSlots);
+    }
   }
 
   // MMA: tcgen05.mma, .cp and .commit are issued by one thread. The whole warp calls their _warp
