@@ -146,6 +146,9 @@ nvfp4_tcgen05_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_const
     ptx::mbarrier_init(&s.acc_full, 1, "acc_full");    // one commit after the last k-tile
     ptx::fence_mbarrier_init();
   }
+  // A cta_group::2 alloc is collective across the pair: the peer must be known to run (PTX ISA
+  // 9.7.16.7.1), which a cluster barrier both CTAs passed proves.
+  ptx::cluster_sync();
   if (warp == kAllocWarp) {
     ptx::tcgen05_alloc<kCtaGroup>(&s.tmem_base, kTmemColumns);  // both CTAs: the same columns
     ptx::tcgen05_relinquish_alloc_permit<kCtaGroup>();  // this CTA allocates nothing else
