@@ -62,6 +62,24 @@ __device__ __forceinline__ void record(const Buffer& b, uint32_t role, uint32_t 
   if (i < b.capacity) b.events[i] = Event{start, end, blockIdx.x, role, step, unit};
 }
 
+// The steps of one role in one unit, in one line each: `Steps t(trace, kMma, u, lane == 0);` at the
+// unit's start, then `t.mark(kWaitAccEmpty)` where a step ends; each mark records the time since the
+// previous one. `on` picks the thread that records (one per role and CTA).
+struct Steps {
+  const Buffer& b;
+  uint32_t role, unit;
+  bool on;
+  unsigned long long last;
+  __device__ Steps(const Buffer& buffer, uint32_t r, uint32_t u, bool recorder)
+      : b(buffer), role(r), unit(u), on(recorder && buffer.events != nullptr), last(on ? now_ns() : 0) {}
+  __device__ void mark(uint32_t step) {
+    if (!on) return;
+    const unsigned long long t = now_ns();
+    record(b, role, step, unit, last, t);
+    last = t;
+  }
+};
+
 // Host side: owns the device buffer, and writes what was recorded as JSON.
 class Recorder {
  public:
