@@ -71,7 +71,10 @@ inline int choose(const Problem& p) {
 // ---- The workspace ------------------------------------------------------------------------------------
 //
 // One device buffer per stream, so that launches on different streams never share counters or
-// partials; launches on one stream run one after the other and take turns. It is allocated (or grown)
+// partials; launches on one stream run one after the other and take turns. Streams are told apart by
+// their handle (cudaStreamGetId would be unique for the context's lifetime, but a stream that is
+// capturing refuses it): a handle that CUDA hands out again after cudaStreamDestroy inherits the
+// buffer, which is harmless once the destroyed stream's work has finished. It is allocated (or grown)
 // on a stream's first launch that needs more, and zeroed by cudaMemsetAsync on that stream, ahead of the
 // kernel in stream order; every launch leaves its counters at zero again. A buffer that is outgrown is
 // kept, not freed, until the process ends: a CUDA graph captured before the growth still points at it.
@@ -82,10 +85,8 @@ class StreamWorkspaces {
  public:
   // A zeroed buffer of at least `bytes` for `stream`, in stream order.
   void* get(cudaStream_t stream, size_t bytes, const char* who) {
-    unsigned long long id = 0;
-    CUDA_CHECK(cudaStreamGetId(stream, &id));
     std::lock_guard<std::mutex> guard(lock_);
-    std::unique_ptr<DeviceBuffer<unsigned char>>& current = by_stream_[id];
+    std::unique_ptr<DeviceBuffer<unsigned char>>& current = by_stream_[stream];
     if (current && current->size() >= bytes) return current->get();
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
     CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
@@ -102,7 +103,7 @@ class StreamWorkspaces {
 
  private:
   std::mutex lock_;
-  std::map<unsigned long long, std::unique_ptr<DeviceBuffer<unsigned char>>> by_stream_;  // by cudaStreamGetId
+  std::map<cudaStream_t, std::unique_ptr<DeviceBuffer<unsigned char>>> by_stream_;
   std::vector<std::unique_ptr<DeviceBuffer<unsigned char>>> retired_;
 };
 
