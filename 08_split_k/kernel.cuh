@@ -523,14 +523,14 @@ inline gemm::TensorMapPlan plan_c(const gemm::Nvfp4GemmArgs& a) {
   return gemm::plan_fp16_output(a.C, a.M, a.N, a.L, 32, kSubTileCols);
 }
 
-// The stream's workspace: 2 counters per tile and CTA, then the partials (none without a split).
+// The stream's workspace: 2 counters per tile and CTA, and the partials (none without a split).
 inline Workspace workspace_for(const Schedule& s, cudaStream_t stream) {
   static gemm::split_k::StreamWorkspaces workspaces;
   if (s.splits == 1) return {};
-  const size_t tiles = size_t(s.units / s.splits), counter_bytes = (tiles * kCtaGroup * 2 * sizeof(int) + 255) / 256 * 256;
-  auto* base = static_cast<unsigned char*>(
-      workspaces.get(stream, counter_bytes + size_t(s.units) * kBM * kBN * sizeof(float), "stage08"));
-  return {reinterpret_cast<int*>(base), reinterpret_cast<float*>(base + counter_bytes)};
+  const size_t tiles = size_t(s.units / s.splits);
+  const auto [counters, partials] = workspaces.get(stream, tiles * kCtaGroup * 2 * sizeof(int),
+                                                   size_t(s.units) * kBM * kBN * sizeof(float), "stage08");
+  return {counters, partials};
 }
 
 inline void launch_with(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream, const LaunchOptions& o) {

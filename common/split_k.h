@@ -83,27 +83,43 @@ inline int choose(const Problem& p) {
 // workspace of the stream it was captured on, so two replays of such graphs must not run at once.
 class StreamWorkspaces {
  public:
-  // A zeroed buffer of at least `bytes` for `stream`, in stream order.
-  void* get(cudaStream_t stream, size_t bytes, const char* who) {
+  // One stream's workspace: `counters` (zero between launches) and `partials`, each at least as large
+  // as asked. The counters always come first and keep their place for the buffer's life, so that no
+  // launch's partials ever lie where another launch's counters are.
+  struct Regions {
+    int* counters;
+    float* partials;
+  };
+
+  Regions get(cudaStream_t stream, size_t counter_bytes, size_t partial_bytes, const char* who) {
     std::lock_guard<std::mutex> guard(lock_);
-    std::unique_ptr<DeviceBuffer<unsigned char>>& current = by_stream_[stream];
-    if (current && current->size() >= bytes) return current->get();
+    Entry& e = by_stream_[stream];
+    if (e.buffer && e.counter_bytes >= counter_bytes && e.partial_bytes >= partial_bytes) return e.regions();
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
     CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
     if (capturing != cudaStreamCaptureStatusNone)
-      throw std::runtime_error(std::string(who) + ": the split-K workspace of this stream must grow to " +
-                               std::to_string(bytes) + " bytes, which cannot happen during a capture; launch "
-                               "once on this stream before capturing");
-    const size_t grown = std::max({bytes, size_t(1) << 20, current ? 2 * current->size() : 0});  // few growths
-    if (current) retired_.push_back(std::move(current));  // a captured graph may still use it
-    current = std::make_unique<DeviceBuffer<unsigned char>>(grown);
-    CUDA_CHECK(cudaMemsetAsync(current->get(), 0, current->size(), stream));
-    return current->get();
+      throw std::runtime_error(std::string(who) + ": the split-K workspace of this stream must grow (to " +
+                               std::to_string(counter_bytes) + " bytes of counters and " +
+                               std::to_string(partial_bytes) + " of partials), which cannot happen during a "
+                               "capture; launch once on this stream before capturing");
+    if (e.buffer) retired_.push_back(std::move(e.buffer));  // a captured graph may still use it
+    e.counter_bytes = std::max({(counter_bytes + 255) / 256 * 256, e.counter_bytes, size_t(4096)});
+    e.partial_bytes = std::max({partial_bytes, 2 * e.partial_bytes, size_t(1) << 20});  // few growths
+    e.buffer = std::make_unique<DeviceBuffer<unsigned char>>(e.counter_bytes + e.partial_bytes);
+    CUDA_CHECK(cudaMemsetAsync(e.buffer->get(), 0, e.counter_bytes, stream));
+    return e.regions();
   }
 
  private:
+  struct Entry {
+    std::unique_ptr<DeviceBuffer<unsigned char>> buffer;
+    size_t counter_bytes = 0, partial_bytes = 0;
+    Regions regions() const {
+      return {reinterpret_cast<int*>(buffer->get()), reinterpret_cast<float*>(buffer->get() + counter_bytes)};
+    }
+  };
   std::mutex lock_;
-  std::map<cudaStream_t, std::unique_ptr<DeviceBuffer<unsigned char>>> by_stream_;
+  std::map<cudaStream_t, Entry> by_stream_;
   std::vector<std::unique_ptr<DeviceBuffer<unsigned char>>> retired_;
 };
 
