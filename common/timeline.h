@@ -23,9 +23,9 @@ namespace gemm::timeline {
 
 enum Role : uint32_t { kProducer = 0, kMma = 1, kEpilogue = 2 };
 enum Step : uint32_t {
-  kLoadUnit = 0,        // producer: every k-tile of a unit, waits for free stages included
+  kLoadUnit = 0,        // producer: every k-tile of a unit, waits for free slots included
   kWaitAccEmpty = 1,    // MMA: waiting for the epilogue to release an accumulator buffer
-  kIssueUnit = 2,       // MMA: the unit's cp/mma/commit, waits for full stages included
+  kIssueUnit = 2,       // MMA: the unit's cp/mma/commit, waits for full slots included
   kWaitAccFull = 3,     // epilogue: waiting for the unit's final commit
   kDrainTmem = 4,       // epilogue: tcgen05.ld of the accumulator, until it is released
   kStoreC = 5,          // epilogue: alpha, FP16, stores (or the split-K partial and its reduction)
