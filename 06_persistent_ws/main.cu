@@ -1,16 +1,16 @@
-// stage06: the persistent schedule (pairs, units, K splits) of the problem and the order of tiles on
-// a small grid, the barrier protocol role by role, the Tensor Memory budget with two accumulators;
-// then the kernel run, checked and timed (EMULATED on Hopper), and with --trace FILE a timeline of one
-// run for docs/timeline.py.  ./stage06 --help for options.
+// stage06: the persistent schedule of the problem (on this GPU and on a B200) and the order of tiles on
+// a small grid, the barrier protocol role by role, the Tensor Memory and shared-memory budgets with two
+// accumulators; then the kernel run, checked and timed (EMULATED on Hopper), and with --trace FILE a
+// timeline of one run for docs/timeline.py.  ./stage06 --help for options.
 #include <cstdio>
 #include <string>
-#include <vector>
 
 #include "kernel.cuh"
 
 #include "common/device_buffer.h"
 #include "common/device_info.h"
 #include "common/harness/problems.h"
+#include "common/harness/schedule_print.h"
 #include "common/harness/stage_program.h"
 #include "common/timeline.h"
 
@@ -18,73 +18,67 @@ namespace {
 
 using gemm::program::section;
 
-void print_schedule(const gemm::program::Options& o, int pairs) {
+void print_schedule(int M, int N, int K, int L, int pairs, const std::string& gpu) {
   auto* base = reinterpret_cast<const uint8_t*>(0x10000);
-  const gemm::Nvfp4GemmArgs a{o.M, o.N, o.K, o.L, base, base, base, base, 1.0f, nullptr};
-  const stage06::Schedule s = stage06::make_schedule(a, pairs, {});
-  const int tiles = s.units / s.splits, waves = (s.units + s.pairs - 1) / s.pairs;
-  std::printf("  %d x %d x %d (L = %d): %d x %d tiles of 256 x 128 per batch = %d tiles; %d k-tiles of 256\n", o.M,
-              o.N, o.K, o.L, s.tiles_m, s.tiles_n, tiles, s.k_tiles);
-  const std::string split = s.splits > 1 ? "K split in " + std::to_string(s.splits) : "no K split";
-  std::printf("  %d pairs %s -> %s: %d units on %d pairs (pair p: units p, p + %d, ...), %d wave%s: %.0f%% of "
-              "the %d pairs busy on average\n",
-              pairs, pairs == 74 ? "(a B200)" : "resident here", split.c_str(), s.units, s.pairs, s.pairs, waves,
-              waves == 1 ? "" : "s", 100.0 * s.units / (double(waves) * pairs), pairs);
+  const gemm::Nvfp4GemmArgs a{M, N, K, L, base, base, base, base, 1.0f, nullptr};
+  const stage06::Schedule s = stage06::make_schedule(a, pairs);
+  gemm::program::print_schedule({M, N, K, L, stage06::kBM, stage06::kBN, stage06::kTileK, s.tiles_m, s.tiles_n,
+                                 1, s.units, s.pairs},
+                                pairs, gpu);
 }
 
 void walkthrough(const gemm::program::Options& o) {
-  using C = stage06::Config;
-  section("The schedule (static: unit u runs on pair u mod P; the same sequence in both CTAs of a pair)");
   const gemm::GpuInfo& g = gemm::gpu_info();
-  if (g.usable) print_schedule(o, stage06::resident_pairs());
-  print_schedule(o, 74);
-  const int m128_shapes[3][3] = {{128, 7168, 16384}, {128, 4096, 7168}, {128, 7168, 2048}};
-  for (const auto& shape : m128_shapes) {
-    gemm::program::Options b = o;
-    b.M = shape[0];
-    b.N = shape[1];
-    b.K = shape[2];
-    b.L = 1;
-    print_schedule(b, 74);
+  const int b200_pairs = gemm::program::kB200Sms / stage06::kCtaGroup;
+  section("The schedule (static: unit u runs on pair u mod P; the same sequence in both CTAs of a pair)");
+  const int shapes[4][4] = {{o.M, o.N, o.K, o.L}, {128, 7168, 16384, 1}, {128, 4096, 7168, 1}, {128, 7168, 2048, 1}};
+  for (const auto& e : shapes) {
+    if (g.usable) print_schedule(e[0], e[1], e[2], e[3], stage06::resident_pairs(), g.name);
+    print_schedule(e[0], e[1], e[2], e[3], b200_pairs, "a B200 (148 SMs)");
   }
+  std::printf("  At M = 128 a tile-row holds N / %d tiles: fewer units than pairs, most pairs idle (stage 08).\n",
+              stage06::kBN);
 
   section("The order of tiles (unit numbers on a 10 x 6 grid of tiles, groups of 8 tile-rows)");
-  stage06::Schedule s{};
-  s.tiles_m = 10, s.tiles_n = 6, s.k_tiles = 1, s.splits = 1, s.L = 1, s.units = 60;
-  std::vector<int> order(60);
-  for (int u = 0; u < 60; ++u) {
-    const stage06::Unit w = stage06::unit_at(s, u);
-    order[size_t(w.m0 / 256) * 6 + size_t(w.n0 / 128)] = u;
-  }
-  std::printf("           ");
-  for (int n = 0; n < 6; ++n) std::printf(" n%-3d", n);
-  std::printf("\n");
-  for (int m = 0; m < 10; ++m) {
-    std::printf("  tile m%-2d ", m);
-    for (int n = 0; n < 6; ++n) std::printf(" %3d ", order[size_t(m) * 6 + n]);
-    std::printf("%s\n", m == 7 ? "   <- end of the first group of 8 rows" : "");
-  }
-  std::printf("  Pairs busy at the same time work on neighbouring units: a few rows of A, a few columns of B.\n");
+  stage06::Schedule grid{};
+  grid.tiles_m = 10, grid.tiles_n = 6, grid.L = 1, grid.units = 60;
+  gemm::program::print_tile_order(grid.tiles_m, grid.tiles_n, stage06::kGroupM, [&](int u, int& tm, int& tn) {
+    const stage06::Unit w = stage06::unit_at(grid, u);
+    tm = w.m0 / stage06::kBM, tn = w.n0 / stage06::kBN;
+  });
 
-  section("Roles and barriers (PipelineState: producers of a resource start on phase 1)");
-  std::printf(
-      "  barrier          where      count  arrives                              waits\n"
-      "  full[s]          even CTA   1+tx   even producer expect_tx; TMA bytes    MMA warp (phase from 0)\n"
-      "                                     of both CTAs (.cta_group::2)\n"
-      "  empty[s]         each CTA   1      MMA warp's multicast commit           producer (phase from 1, wait_commit)\n"
-      "  acc_full[b]      each CTA   1      MMA warp's multicast commit           epilogue warps (from 0, wait_commit)\n"
-      "  acc_empty[b]     even CTA   8      each epilogue warp of both CTAs,      MMA warp (phase from 1)\n"
-      "                                     after tcgen05.ld + wait::ld + fence\n");
+  section("Roles and barriers (the i-th use of a ring of R: slot or accumulator i mod R, parity (i / R) & 1)");
+  std::printf("  warps: producer %d, MMA %d (the leader's issues for the pair), epilogue %d..%d (warp %d also allocates\n"
+              "  Tensor Memory); %d threads per CTA\n",
+              stage06::kProducerWarp, stage06::kMmaWarp, stage06::kFirstEpilogueWarp,
+              stage06::kFirstEpilogueWarp + stage06::kEpilogueWarps - 1, stage06::kAllocWarp, stage06::kThreads);
+  std::printf("  barrier        n  where     count         arrives                                waits\n");
+  std::printf("  full[slot]    %2d  leader    1 + %6d B  leader's expect_tx; TMA bytes of both   MMA warp (parity from 0)\n"
+              "                                            CTAs (.cta_group::2)\n",
+              stage06::kSlots, stage06::kCtaGroup * int(sizeof(stage06::Slot)));
+  std::printf("  empty[slot]   %2d  each CTA  1             MMA warp's multicast commit            producer (from 1)\n",
+              stage06::kSlots);
+  std::printf("  acc_full[acc] %2d  each CTA  1             MMA warp's multicast commit            epilogue warps (from 0)\n",
+              stage06::kAccBuffers);
+  std::printf("  acc_empty[acc]%2d  leader    %-12d  each epilogue warp of both CTAs, after  MMA warp (from 1)\n"
+              "                                            tcgen05.ld + wait::ld + fence\n",
+              stage06::kAccBuffers, stage06::kCtaGroup * stage06::kEpilogueWarps);
 
-  section("Tensor Memory (each CTA; 512 columns)");
-  std::printf("  accumulators: buffer 0 columns 0..127, buffer 1 columns 128..255 (256 x 128 FP32 tiles)\n");
-  std::printf("  scales: %d stages x %d columns (SFA 16 + SFB 16) from column %d = %d columns; used %d of 512\n",
-              C::kStages, C::kSfColumnsPerStage, C::kAccColumns, C::kStages * C::kSfColumnsPerStage,
-              C::kTmemColumnsUsed);
-  std::printf("  the other way, one 256-column accumulator released in parts: 256 + 5 stages x 48 = 496 columns\n");
-  std::printf("  shared memory: %d stages x %d bytes = %d bytes (+ barriers), %d bytes in all\n", C::kStages,
-              C::kStageBytes, C::kStages * C::kStageBytes, stage06::kSmemBytes);
-  gemm::program::print_resources("nvfp4_persistent_gemm", reinterpret_cast<const void*>(&stage06::nvfp4_persistent_gemm),
+  section("Tensor Memory (each CTA; 512 columns) and shared memory");
+  for (int acc = 0; acc < stage06::kAccBuffers; ++acc)
+    std::printf("  accumulator %d: columns %u..%u (%d x %d FP32 per pair)\n", acc, stage06::d_column(acc),
+                stage06::d_column(acc) + stage06::kBN - 1, stage06::kBM, stage06::kBN);
+  std::printf("  scales: %d slots x %d columns from column %u = %d columns; used %d of %u\n", stage06::kSlots,
+              stage06::kSfColumnsPerSlot, stage06::sfa_column(0, 0), stage06::kSlots * stage06::kSfColumnsPerSlot,
+              stage06::kTmemColumnsUsed, stage06::kTmemColumns);
+  std::printf("  slots: %d by shared memory, %d by Tensor Memory -> %d\n", stage06::kSlotsBySmem, stage06::kSlotsByTmem,
+              stage06::kSlots);
+  std::printf("  shared memory: %d slots x %d B = %d B, %d B with barriers and alignment; + %d B kept for static\n"
+              "  shared memory (kStaticSmemMargin) = %d B of the %d B a block may use\n",
+              stage06::kSlots, int(sizeof(stage06::Slot)), stage06::kSlots * int(sizeof(stage06::Slot)),
+              stage06::kSmemBytes, stage06::kStaticSmemMargin, stage06::kSmemBytes + stage06::kStaticSmemMargin,
+              stage06::kSmemPerBlock);
+  gemm::program::print_resources("nvfp4_tcgen05_gemm", reinterpret_cast<const void*>(&stage06::nvfp4_tcgen05_gemm),
                                  stage06::kThreads, stage06::kSmemBytes);
 }
 
@@ -101,7 +95,7 @@ void trace(const gemm::program::Options& o, const std::string& path, int max_pai
   stage06::LaunchOptions lo;
   lo.trace = rec.buffer();
   lo.max_pairs = max_pairs;
-  stage06::launch(args, nullptr);  // warm-up: module load, workspace
+  stage06::launch(args, nullptr);  // warm-up: module load
   stage06::launch_with(args, nullptr, lo);
   CUDA_CHECK(cudaDeviceSynchronize());
   const stage06::Schedule s = stage06::make_schedule(args, stage06::resident_pairs(), lo);
@@ -111,7 +105,7 @@ void trace(const gemm::program::Options& o, const std::string& path, int max_pai
                         {"shape", std::to_string(o.M) + "x" + std::to_string(o.N) + "x" + std::to_string(o.K)},
                         {"pairs", std::to_string(s.pairs)},
                         {"units", std::to_string(s.units)},
-                        {"splits", std::to_string(s.splits)}});
+                        {"splits", "1"}});
   std::printf("  timeline of one run written to %s (docs/timeline.py draws it)\n", path.c_str());
 }
 

@@ -1,16 +1,16 @@
 // stage07: what the TMA-store epilogue adds (C's tensor map, the swizzled staging sub-tile and its
-// bank map, the rule that picks the epilogue path), then stage 06's schedule, protocol and budgets;
-// then the kernel run, checked and timed (EMULATED on Hopper), and with --trace FILE a timeline of
-// one run for docs/timeline.py.  ./stage07 --help for options.
+// bank map, the rule that picks the epilogue path), then stage 06's schedule, protocol and budgets
+// with the staging's share of shared memory; then the kernel run, checked and timed (EMULATED on
+// Hopper), and with --trace FILE a timeline of one run for docs/timeline.py.  ./stage07 --help for options.
 #include <cstdio>
 #include <string>
-#include <vector>
 
 #include "kernel.cuh"
 
 #include "common/device_buffer.h"
 #include "common/device_info.h"
 #include "common/harness/problems.h"
+#include "common/harness/schedule_print.h"
 #include "common/harness/stage_program.h"
 #include "common/swizzle.h"
 #include "common/timeline.h"
@@ -19,18 +19,13 @@ namespace {
 
 using gemm::program::section;
 
-void print_schedule(const gemm::program::Options& o, int pairs) {
+void print_schedule(int M, int N, int K, int L, int pairs, const std::string& gpu) {
   auto* base = reinterpret_cast<const uint8_t*>(0x10000);
-  const gemm::Nvfp4GemmArgs a{o.M, o.N, o.K, o.L, base, base, base, base, 1.0f, nullptr};
-  const stage07::Schedule s = stage07::make_schedule(a, pairs, {});
-  const int tiles = s.units / s.splits, waves = (s.units + s.pairs - 1) / s.pairs;
-  std::printf("  %d x %d x %d (L = %d): %d x %d tiles of 256 x 128 per batch = %d tiles; %d k-tiles of 256\n", o.M,
-              o.N, o.K, o.L, s.tiles_m, s.tiles_n, tiles, s.k_tiles);
-  const std::string split = s.splits > 1 ? "K split in " + std::to_string(s.splits) : "no K split";
-  std::printf("  %d pairs %s -> %s: %d units on %d pairs (pair p: units p, p + %d, ...), %d wave%s: %.0f%% of "
-              "the %d pairs busy on average\n",
-              pairs, pairs == 74 ? "(a B200)" : "resident here", split.c_str(), s.units, s.pairs, s.pairs, waves,
-              waves == 1 ? "" : "s", 100.0 * s.units / (double(waves) * pairs), pairs);
+  const gemm::Nvfp4GemmArgs a{M, N, K, L, base, base, base, base, 1.0f, nullptr};
+  const stage07::Schedule s = stage07::make_schedule(a, pairs);
+  gemm::program::print_schedule({M, N, K, L, stage07::kBM, stage07::kBN, stage07::kTileK, s.tiles_m, s.tiles_n,
+                                 1, s.units, s.pairs},
+                                pairs, gpu);
 }
 
 void epilogue_walkthrough(const gemm::program::Options& o) {
@@ -42,10 +37,11 @@ void epilogue_walkthrough(const gemm::program::Options& o) {
   else
     std::printf("  N = %d: rows of 2N bytes do not start on 16-byte boundaries, so C has no tensor map and the\n"
                 "  kernel stores rows directly (stage 06's epilogue)\n", o.N);
-  std::printf("  per unit and epilogue warp: 4 x tcgen05.ld .32x32b.x32 (32 rows x 128 columns), one wait::ld,\n"
-              "  release to the MMA warp; then 4 sub-tiles of 32 x 32: alpha, FP16, staging (2 KB), fence.proxy.async,\n"
+  std::printf("  per unit and epilogue warp: %d x tcgen05.ld .32x32b.x32 (32 rows x %d columns), one wait::ld,\n"
+              "  release to the MMA warp; then %d sub-tiles of 32 x %d: alpha, FP16, staging (%d B), fence.proxy.async,\n"
               "  lane 0: cp.async.bulk.tensor shared -> global + commit; %d staging buffers per warp alternate\n",
-              stage07::kStagingBuffers);
+              stage07::kBN / 32, stage07::kBN, stage07::kBN / stage07::kSubTileCols, stage07::kSubTileCols,
+              stage07::kStagingBytes, stage07::kStagingBuffers);
   std::printf("\n  staging sub-tile (64-byte swizzle): the 16-byte chunk each lane writes, by bank group\n"
               "  (a warp store of chunk q: lane r -> row r; 8 lanes per 128-byte wavefront):\n");
   for (uint32_t r = 0; r < 8; ++r) {
@@ -62,59 +58,56 @@ void epilogue_walkthrough(const gemm::program::Options& o) {
 }
 
 void walkthrough(const gemm::program::Options& o) {
-  using C = stage07::Config;
   epilogue_walkthrough(o);
-  section("The schedule (static: unit u runs on pair u mod P; the same sequence in both CTAs of a pair)");
   const gemm::GpuInfo& g = gemm::gpu_info();
-  if (g.usable) print_schedule(o, stage07::resident_pairs());
-  print_schedule(o, 74);
-  const int m128_shapes[3][3] = {{128, 7168, 16384}, {128, 4096, 7168}, {128, 7168, 2048}};
-  for (const auto& shape : m128_shapes) {
-    gemm::program::Options b = o;
-    b.M = shape[0];
-    b.N = shape[1];
-    b.K = shape[2];
-    b.L = 1;
-    print_schedule(b, 74);
+  const int b200_pairs = gemm::program::kB200Sms / stage07::kCtaGroup;
+  section("The schedule (static: unit u runs on pair u mod P; the same sequence in both CTAs of a pair)");
+  const int shapes[4][4] = {{o.M, o.N, o.K, o.L}, {128, 7168, 16384, 1}, {128, 4096, 7168, 1}, {128, 7168, 2048, 1}};
+  for (const auto& e : shapes) {
+    if (g.usable) print_schedule(e[0], e[1], e[2], e[3], stage07::resident_pairs(), g.name);
+    print_schedule(e[0], e[1], e[2], e[3], b200_pairs, "a B200 (148 SMs)");
   }
 
   section("The order of tiles (unit numbers on a 10 x 6 grid of tiles, groups of 8 tile-rows)");
-  stage07::Schedule s{};
-  s.tiles_m = 10, s.tiles_n = 6, s.k_tiles = 1, s.splits = 1, s.L = 1, s.units = 60;
-  std::vector<int> order(60);
-  for (int u = 0; u < 60; ++u) {
-    const stage07::Unit w = stage07::unit_at(s, u);
-    order[size_t(w.m0 / 256) * 6 + size_t(w.n0 / 128)] = u;
-  }
-  std::printf("           ");
-  for (int n = 0; n < 6; ++n) std::printf(" n%-3d", n);
-  std::printf("\n");
-  for (int m = 0; m < 10; ++m) {
-    std::printf("  tile m%-2d ", m);
-    for (int n = 0; n < 6; ++n) std::printf(" %3d ", order[size_t(m) * 6 + n]);
-    std::printf("%s\n", m == 7 ? "   <- end of the first group of 8 rows" : "");
-  }
-  std::printf("  Pairs busy at the same time work on neighbouring units: a few rows of A, a few columns of B.\n");
+  stage07::Schedule grid{};
+  grid.tiles_m = 10, grid.tiles_n = 6, grid.L = 1, grid.units = 60;
+  gemm::program::print_tile_order(grid.tiles_m, grid.tiles_n, stage07::kGroupM, [&](int u, int& tm, int& tn) {
+    const stage07::Unit w = stage07::unit_at(grid, u);
+    tm = w.m0 / stage07::kBM, tn = w.n0 / stage07::kBN;
+  });
 
-  section("Roles and barriers (PipelineState: producers of a resource start on phase 1)");
-  std::printf(
-      "  barrier          where      count  arrives                              waits\n"
-      "  full[s]          even CTA   1+tx   even producer expect_tx; TMA bytes    MMA warp (phase from 0)\n"
-      "                                     of both CTAs (.cta_group::2)\n"
-      "  empty[s]         each CTA   1      MMA warp's multicast commit           producer (phase from 1, wait_commit)\n"
-      "  acc_full[b]      each CTA   1      MMA warp's multicast commit           epilogue warps (from 0, wait_commit)\n"
-      "  acc_empty[b]     even CTA   8      each epilogue warp of both CTAs,      MMA warp (phase from 1)\n"
-      "                                     after tcgen05.ld + wait::ld + fence\n");
+  section("Roles and barriers (the i-th use of a ring of R: slot or accumulator i mod R, parity (i / R) & 1)");
+  std::printf("  warps: producer %d, MMA %d (the leader's issues for the pair), epilogue %d..%d (warp %d also allocates\n"
+              "  Tensor Memory); %d threads per CTA\n",
+              stage07::kProducerWarp, stage07::kMmaWarp, stage07::kFirstEpilogueWarp,
+              stage07::kFirstEpilogueWarp + stage07::kEpilogueWarps - 1, stage07::kAllocWarp, stage07::kThreads);
+  std::printf("  barrier        n  where     count         arrives                                waits\n");
+  std::printf("  full[slot]    %2d  leader    1 + %6d B  leader's expect_tx; TMA bytes of both   MMA warp (parity from 0)\n"
+              "                                            CTAs (.cta_group::2)\n",
+              stage07::kSlots, stage07::kCtaGroup * int(sizeof(stage07::Slot)));
+  std::printf("  empty[slot]   %2d  each CTA  1             MMA warp's multicast commit            producer (from 1)\n",
+              stage07::kSlots);
+  std::printf("  acc_full[acc] %2d  each CTA  1             MMA warp's multicast commit            epilogue warps (from 0)\n",
+              stage07::kAccBuffers);
+  std::printf("  acc_empty[acc]%2d  leader    %-12d  each epilogue warp of both CTAs, after  MMA warp (from 1)\n"
+              "                                            tcgen05.ld + wait::ld + fence\n",
+              stage07::kAccBuffers, stage07::kCtaGroup * stage07::kEpilogueWarps);
 
-  section("Tensor Memory (each CTA; 512 columns)");
-  std::printf("  accumulators: buffer 0 columns 0..127, buffer 1 columns 128..255 (256 x 128 FP32 tiles)\n");
-  std::printf("  scales: %d stages x %d columns (SFA 16 + SFB 16) from column %d = %d columns; used %d of 512\n",
-              C::kStages, C::kSfColumnsPerStage, C::kAccColumns, C::kStages * C::kSfColumnsPerStage,
-              C::kTmemColumnsUsed);
-  std::printf("  shared memory: %d stages x %d bytes = %d bytes + staging %d x %d x %d bytes (+ barriers), %d bytes in all\n",
-              C::kStages, C::kStageBytes, C::kStages * C::kStageBytes, stage07::kEpilogueWarps, stage07::kStagingBuffers,
-              stage07::kStagingBytes, stage07::kSmemBytes);
-  gemm::program::print_resources("nvfp4_persistent_gemm", reinterpret_cast<const void*>(&stage07::nvfp4_persistent_gemm<true>),
+  section("Tensor Memory (each CTA; 512 columns) and shared memory");
+  for (int acc = 0; acc < stage07::kAccBuffers; ++acc)
+    std::printf("  accumulator %d: columns %u..%u (%d x %d FP32 per pair)\n", acc, stage07::d_column(acc),
+                stage07::d_column(acc) + stage07::kBN - 1, stage07::kBM, stage07::kBN);
+  std::printf("  scales: %d slots x %d columns from column %u = %d columns; used %d of %u\n", stage07::kSlots,
+              stage07::kSfColumnsPerSlot, stage07::sfa_column(0, 0), stage07::kSlots * stage07::kSfColumnsPerSlot,
+              stage07::kTmemColumnsUsed, stage07::kTmemColumns);
+  std::printf("  slots: %d by shared memory, %d by Tensor Memory -> %d\n", stage07::kSlotsBySmem, stage07::kSlotsByTmem,
+              stage07::kSlots);
+  std::printf("  shared memory: %d slots x %d B = %d B, + staging %d warps x %d x %d B, %d B with barriers and\n"
+              "  alignment; + %d B kept for static shared memory (kStaticSmemMargin) = %d B of the %d B a block may use\n",
+              stage07::kSlots, int(sizeof(stage07::Slot)), stage07::kSlots * int(sizeof(stage07::Slot)),
+              stage07::kEpilogueWarps, stage07::kStagingBuffers, stage07::kStagingBytes, stage07::kSmemBytes, stage07::kStaticSmemMargin, stage07::kSmemBytes + stage07::kStaticSmemMargin,
+              stage07::kSmemPerBlock);
+  gemm::program::print_resources("nvfp4_tcgen05_gemm", reinterpret_cast<const void*>(&stage07::nvfp4_tcgen05_gemm<true>),
                                  stage07::kThreads, stage07::kSmemBytes);
 }
 
@@ -131,7 +124,7 @@ void trace(const gemm::program::Options& o, const std::string& path, int max_pai
   stage07::LaunchOptions lo;
   lo.trace = rec.buffer();
   lo.max_pairs = max_pairs;
-  stage07::launch(args, nullptr);  // warm-up: module load, workspace
+  stage07::launch(args, nullptr);  // warm-up: module load
   stage07::launch_with(args, nullptr, lo);
   CUDA_CHECK(cudaDeviceSynchronize());
   const stage07::Schedule s = stage07::make_schedule(args, stage07::resident_pairs(), lo);
@@ -141,7 +134,7 @@ void trace(const gemm::program::Options& o, const std::string& path, int max_pai
                         {"shape", std::to_string(o.M) + "x" + std::to_string(o.N) + "x" + std::to_string(o.K)},
                         {"pairs", std::to_string(s.pairs)},
                         {"units", std::to_string(s.units)},
-                        {"splits", std::to_string(s.splits)}});
+                        {"splits", "1"}});
   std::printf("  timeline of one run written to %s (docs/timeline.py draws it)\n", path.c_str());
 }
 

@@ -23,9 +23,9 @@ namespace gemm::timeline {
 
 enum Role : uint32_t { kProducer = 0, kMma = 1, kEpilogue = 2 };
 enum Step : uint32_t {
-  kLoadUnit = 0,        // producer: every k-tile of a unit, waits for free stages included
+  kLoadUnit = 0,        // producer: every k-tile of a unit, waits for free slots included
   kWaitAccEmpty = 1,    // MMA: waiting for the epilogue to release an accumulator buffer
-  kIssueUnit = 2,       // MMA: the unit's cp/mma/commit, waits for full stages included
+  kIssueUnit = 2,       // MMA: the unit's cp/mma/commit, waits for full slots included
   kWaitAccFull = 3,     // epilogue: waiting for the unit's final commit
   kDrainTmem = 4,       // epilogue: tcgen05.ld of the accumulator, until it is released
   kStoreC = 5,          // epilogue: alpha, FP16, stores (or the split-K partial and its reduction)
@@ -61,6 +61,24 @@ __device__ __forceinline__ void record(const Buffer& b, uint32_t role, uint32_t 
   const uint32_t i = atomicAdd(b.count, 1u);
   if (i < b.capacity) b.events[i] = Event{start, end, blockIdx.x, role, step, unit};
 }
+
+// The steps of one role in one unit, in one line each: `Steps t(trace, kMma, u, lane == 0);` at the
+// unit's start, then `t.mark(kWaitAccEmpty)` where a step ends; each mark records the time since the
+// previous one. `on` picks the thread that records (one per role and CTA).
+struct Steps {
+  const Buffer& b;
+  uint32_t role, unit;
+  bool on;
+  unsigned long long last;
+  __device__ Steps(const Buffer& buffer, uint32_t r, uint32_t u, bool recorder)
+      : b(buffer), role(r), unit(u), on(recorder && buffer.events != nullptr), last(on ? now_ns() : 0) {}
+  __device__ void mark(uint32_t step) {
+    if (!on) return;
+    const unsigned long long t = now_ns();
+    record(b, role, step, unit, last, t);
+    last = t;
+  }
+};
 
 // Host side: owns the device buffer, and writes what was recorded as JSON.
 class Recorder {

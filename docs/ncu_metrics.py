@@ -33,10 +33,11 @@ KERNELS = {
     # Stages 06 and 07 on Hopper run emulated tcgen05: their timings and pipe figures describe the
     # emulator, but shared-memory stores are the kernel's own (the emulator keeps its state in global
     # memory), so 07 - 06 is the epilogue's staging.
-    "06_persistent_ws": ("stage06", "nvfp4_persistent_gemm"),
-    "07_epilogue_tma": ("stage07", "nvfp4_persistent_gemm"),
+    "06_persistent_ws": ("stage06", "nvfp4_tcgen05_gemm"),
+    "07_epilogue_tma": ("stage07", "nvfp4_tcgen05_gemm"),
+    "08_split_k": ("stage08", "nvfp4_tcgen05_gemm"),
 }
-TCGEN05_STAGES = {"05_tcgen05_2cta", "06_persistent_ws", "07_epilogue_tma"}
+TCGEN05_STAGES = {"05_tcgen05_2cta", "06_persistent_ws", "07_epilogue_tma", "08_split_k"}
 METRICS = [
     "gpu__time_duration.sum",
     "launch__registers_per_thread",

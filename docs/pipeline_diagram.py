@@ -23,28 +23,28 @@ KERNEL = "07_epilogue_tma/kernel.cuh"
 CTA_GROUP = 2            # kCtaGroup: a pair of CTAs issues one MMA (cta_group::2)
 THREADS = 192            # kThreads = 32 * (kFirstEpilogueWarp + kEpilogueWarps)
 EPILOGUE_WARPS = 4       # kEpilogueWarps (warps 2..5; kFirstEpilogueWarp = 2)
-PAIR_M = 256             # kPairM: rows of C per pair = M of the MMA instruction
+PAIR_M = 256             # kBM: rows of C per pair's tile = M of the MMA instruction
 CTA_M = 128              # kCtaM: rows per CTA = Tensor Memory lanes
 BN = 128                 # kBN: columns of C per tile = N of the MMA = columns of one accumulator
-TILE_K = 256             # kTileK: values of k per stage (one 128-byte swizzle row)
+TILE_K = 256             # kTileK: values of k per slot (one 128-byte swizzle row)
 MMA_K = 64               # kMmaK: values of k per MMA instruction
-STAGES = 7               # Config::kStages = min(kStagesBySmem, kStagesByTmem)
-A_BYTES = 16384          # Config::kABytes = kCtaM x kPackedRowBytes
-B_BYTES = 8192           # Config::kBBytes = kBRowsPerCta (64) x kPackedRowBytes
-SFA_BYTES = 2048         # Config::kSfaBytes: 4 scale atoms of 512 bytes
-SFB_BYTES = 2048         # Config::kSfbBytes: 4 scale atoms (all 128 rows of B's tile)
+STAGES = 7               # kSlots = min(kSlotsBySmem, kSlotsByTmem)
+A_BYTES = 16384          # kPackedTileBytes = kCtaM x kPackedRowBytes
+B_BYTES = 8192           # kBBytes = kBRowsPerCta (64) x kPackedRowBytes
+SFA_BYTES = 2048         # kSfBlockBytes: 4 scale atoms of 512 bytes (Slot::sfa)
+SFB_BYTES = 2048         # kSfBlockBytes x kSfbAtoms: 4 scale atoms (all 128 rows of B's tile; Slot::sfb)
 STAGING_BUFFERS = 2      # kStagingBuffers: per epilogue warp
 STAGING_BYTES = 2048     # kStagingBytes: 32 rows x 32 FP16 columns
 SUB_TILE_COLS = 32       # kSubTileCols: columns per tcgen05.ld and per TMA store box
 TMEM_COLUMNS = 512       # kTmemColumns: all of the SM's Tensor Memory
 ACC_BUFFERS = 2          # kAccBuffers: accumulators in Tensor Memory
-SF_COLUMNS_PER_STAGE = 32  # Config::kSfColumnsPerStage = kSfaColumnsPerStage (16) + kSfbColumnsPerStage (16)
-SMEM_PER_BLOCK = 232448  # Config::kSmemPerBlock
-SMEM_RESERVE = 2048      # the 2 KB of Config::kSmemReserve that is not staging (alignment slack, barriers)
+SF_COLUMNS_PER_STAGE = 32  # kSfColumnsPerSlot = kSfaColumnsPerSlot (16) + kSfbColumnsPerSlot (16)
+SMEM_PER_BLOCK = 232448  # kSmemPerBlock
+SMEM_RESERVE = 4096      # kFixedBytes less the staging: barriers, alignment slack, kStaticSmemMargin
 
-STAGE_BYTES = A_BYTES + B_BYTES + SFA_BYTES + SFB_BYTES                  # Config::kStageBytes
-ACC_COLUMNS = ACC_BUFFERS * BN                                           # Config::kAccColumns
-TMEM_USED = ACC_COLUMNS + STAGES * SF_COLUMNS_PER_STAGE                  # Config::kTmemColumnsUsed
+STAGE_BYTES = A_BYTES + B_BYTES + SFA_BYTES + SFB_BYTES                  # sizeof(Slot)
+ACC_COLUMNS = ACC_BUFFERS * BN                                           # kAccColumns
+TMEM_USED = ACC_COLUMNS + STAGES * SF_COLUMNS_PER_STAGE                  # kTmemColumnsUsed
 STAGING_TOTAL = EPILOGUE_WARPS * STAGING_BUFFERS * STAGING_BYTES
 # The kernel's own stage-count rule, so that a change of one number above that breaks it fails loudly here.
 assert STAGES == min((SMEM_PER_BLOCK - SMEM_RESERVE - STAGING_TOTAL) // STAGE_BYTES,

@@ -31,7 +31,7 @@ SVG_OUT = ROOT / "docs" / "plots" / "tile_order_06.svg"
 
 # The constants unit_at() reads, spelled as in 06_persistent_ws/kernel.cuh so that the transcription below
 # reads like the C++; --check compares them with the header.
-kPairM = 256   # rows of C per pair (one tile-row)
+kBM = 256      # rows of C per tile of a pair (one tile-row)
 kBN = 128      # columns of C per tile (one tile-column)
 kGroupM = 8    # tile-rows per rasterisation group
 
@@ -101,7 +101,7 @@ def unit_at(s, u):
     first_m = group * kGroupM
     rows_in_group = (s.tiles_m - first_m) if (s.tiles_m - first_m) < kGroupM else kGroupM
     in_group = t % (kGroupM * s.tiles_n)
-    w.m0 = (first_m + in_group % rows_in_group) * kPairM
+    w.m0 = (first_m + in_group % rows_in_group) * kBM
     w.n0 = (in_group // rows_in_group) * kBN
     w.kt_begin = w.split * s.k_tiles // s.splits
     w.kt_end = (w.split + 1) * s.k_tiles // s.splits
@@ -111,7 +111,7 @@ def unit_at(s, u):
 def walkthrough_schedule(pairs=PAIRS):
     """The schedule main.cu builds for its table (one batch, one k-tile, no split), with `pairs` pairs."""
     units = TILES_M * TILES_N
-    return Schedule(M=TILES_M * kPairM, N=TILES_N * kBN, K=256, L=1, tiles_m=TILES_M, tiles_n=TILES_N, k_tiles=1,
+    return Schedule(M=TILES_M * kBM, N=TILES_N * kBN, K=256, L=1, tiles_m=TILES_M, tiles_n=TILES_N, k_tiles=1,
                     splits=1, units=units, pairs=min(pairs, units))
 
 
@@ -121,7 +121,7 @@ def order_table(s):
     for u in range(s.tiles_m * s.tiles_n * s.splits):
         w = unit_at(s, u)
         if w.batch == 0 and w.split == 0:
-            table[w.m0 // kPairM][w.n0 // kBN] = u
+            table[w.m0 // kBM][w.n0 // kBN] = u
     return table
 
 
@@ -139,7 +139,7 @@ def wave_of(s, u):
 def footprint(s, units):
     """(tile-rows, tile-columns) touched by a set of units: the rows of A and columns of B they load."""
     tiles = [unit_at(s, u) for u in units]
-    return sorted({w.m0 // kPairM for w in tiles}), sorted({w.n0 // kBN for w in tiles})
+    return sorted({w.m0 // kBM for w in tiles}), sorted({w.n0 // kBN for w in tiles})
 
 
 def span_text(prefix, values):
@@ -194,10 +194,10 @@ def run_program():
 # --- Checks --------------------------------------------------------------------------------------------------------
 
 def kernel_constants():
-    """kPairM, kBN and kGroupM as 06_persistent_ws/kernel.cuh defines them (None where not found)."""
+    """kBM, kBN and kGroupM as 06_persistent_ws/kernel.cuh defines them (None where not found)."""
     text = KERNEL.read_text() if KERNEL.exists() else ""
     found = {}
-    for name in ("kPairM", "kBN", "kGroupM"):
+    for name in ("kBM", "kBN", "kGroupM"):
         m = re.search(rf"inline constexpr int {name} = (\d+);", text)
         found[name] = int(m.group(1)) if m else None
     return found
@@ -263,13 +263,13 @@ def check_unit_at():
     got = [(w.tile, w.split, w.kt_begin, w.kt_end) for w in (unit_at(s, u) for u in range(4))]
     if got != [(0, 0, 0, 3), (0, 1, 3, 6), (0, 2, 6, 10), (1, 0, 0, 3)]:
         bad.append(f"split K: units 0-3 give (tile, split, kt_begin, kt_end) {got}")
-    for u, want in {180: (1, 0, 0), 359: (1, 9 * kPairM, 5 * kBN), 3 * 48: (0, 8 * kPairM, 0)}.items():
+    for u, want in {180: (1, 0, 0), 359: (1, 9 * kBM, 5 * kBN), 3 * 48: (0, 8 * kBM, 0)}.items():
         w = unit_at(s, u)
         if (w.batch, w.m0, w.n0) != want:
             bad.append(f"unit {u}: (batch, m0, n0) = {(w.batch, w.m0, w.n0)}, by hand {want}")
     # A grid smaller than one group: one group of 3 rows, walked in columns of 3.
     small = Schedule(tiles_m=3, tiles_n=2, splits=1, units=6)
-    got = [(unit_at(small, u).m0 // kPairM, unit_at(small, u).n0 // kBN) for u in range(6)]
+    got = [(unit_at(small, u).m0 // kBM, unit_at(small, u).n0 // kBN) for u in range(6)]
     if got != [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1)]:
         bad.append(f"3 x 2 grid: tiles {got}")
     return bad
@@ -287,7 +287,7 @@ def self_test(plt, tmp):
     """A list of failures, and a line on where the program's table came from."""
     bad = []
     constants = kernel_constants()
-    for name, value in (("kPairM", kPairM), ("kBN", kBN), ("kGroupM", kGroupM)):
+    for name, value in (("kBM", kBM), ("kBN", kBN), ("kGroupM", kGroupM)):
         if constants[name] != value:
             bad.append(f"{name} = {value} here, {constants[name]} in {KERNEL.relative_to(ROOT)}: update the script")
     s = walkthrough_schedule()
@@ -345,7 +345,7 @@ def cell_grid(ax, s, title):
     ax.xaxis.set_label_position("top")
     ax.tick_params(length=0, labelsize=9, pad=6)  # clear of the outlines drawn on the grid's edge
     ax.set_xlabel(f"tile-column: {kBN} columns of C (rows of B)", fontsize=8.5, color="0.3")
-    ax.set_ylabel(f"tile-row: {kPairM} rows of C (rows of A)", fontsize=8.5, color="0.3")
+    ax.set_ylabel(f"tile-row: {kBM} rows of C (rows of A)", fontsize=8.5, color="0.3")
     for side in ax.spines.values():
         side.set_visible(False)
     ax.set_title(title, fontsize=10, pad=8)

@@ -273,6 +273,31 @@ void run_case(Nvfp4Launcher launch, const GemmCase& c, Tile tile, int c_offset) 
   EXPECT_EQ(first, second) << "two runs on the same inputs differ: a race";
 }
 
+void run_case_with_guards(Nvfp4Launcher launch, const GemmCase& c, Tile tile, int c_offset) {
+  SCOPED_TRACE("case " + c.name + ", seed " + std::to_string(seed_for(c.name)) + ", guard bytes around C");
+  const HostNvfp4Problem p = make_nvfp4_problem(c.M, c.N, c.K, c.L, c.tier, seed_for(c.name));
+  DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
+  const size_t count = size_t(int64_t(c.M) * c.N * c.L), guard = 4096;  // halves of guard on each side
+  DeviceBuffer<uint16_t> buf(guard + count + guard + 8);
+  std::vector<uint16_t> pattern(buf.size());
+  for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = uint16_t(0xA5A5u ^ (i * 40503u));
+  buf.upload(pattern);
+  uint16_t* C = buf.get() + guard + c_offset;
+  CUDA_CHECK(cudaMemset(C, kPoisonByte, count * 2));
+  const Nvfp4GemmArgs args{c.M, c.N, c.K, c.L, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha,
+                           reinterpret_cast<__half*>(C)};
+  launch(args, cudaStream_t{});
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<uint16_t> got = buf.download();
+  const size_t first = guard + size_t(c_offset), last = first + count;
+  size_t touched = 0;
+  for (size_t i = 0; i < got.size(); ++i) touched += (i < first || i >= last) && got[i] != pattern[i];
+  EXPECT_EQ(touched, 0u) << "bytes outside C were written";
+  const std::vector<uint16_t> out(got.begin() + long(first), got.begin() + long(last));
+  const CompareResult r = compare_fp16(out, reference_gemm(p.host_args()), {c.M, c.N, c.K, c.L, tile.m, tile.n}, c.tier);
+  EXPECT_TRUE(r.ok()) << r.describe();
+}
+
 void expect_rejects_invalid_arguments_cpu(Fp32Launcher launch) {
   const Fp32GemmArgs good{64, 64, 64, 1, placeholder<const float>(0x10000), placeholder<const float>(0x20000),
                           placeholder<float>(0x30000)};

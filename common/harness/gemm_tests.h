@@ -50,6 +50,9 @@ std::vector<GemmCase> nvfp4_cases(Tile tile);
 // c_offset: C starts this many elements past an allocation (1: only element-aligned).
 void run_case(Fp32Launcher launch, const GemmCase& c, Tile tile, int c_offset = 0);
 void run_case(Nvfp4Launcher launch, const GemmCase& c, Tile tile, int c_offset = 0);
+// C inside a larger buffer whose bytes before and after it hold a pattern: the launch must write every
+// element of C (poisoned with NaN first) and nothing else. `c_offset` elements from a 16-byte boundary.
+void run_case_with_guards(Nvfp4Launcher launch, const GemmCase& c, Tile tile, int c_offset = 0);
 
 // Invalid arguments. The CPU variant needs no GPU (validation happens before any CUDA call, so it
 // can use placeholder pointers); the GPU variant also checks that C was not written.
