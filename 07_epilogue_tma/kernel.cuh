@@ -221,6 +221,7 @@ nvfp4_tcgen05_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_const
     }
     ptx::fence_mbarrier_init();
   }
+  ptx::cluster_sync();  // the collective cta_group::2 alloc needs the peer known to run (PTX ISA 9.7.16.7.1)
   if (warp == kAllocWarp) {
     ptx::tcgen05_alloc<kCtaGroup>(&s.tmem_base, kTmemColumns);  // both CTAs: the same columns
     ptx::tcgen05_relinquish_alloc_permit<kCtaGroup>();  // this CTA allocates nothing else
