@@ -265,13 +265,18 @@ nvfp4_tcgen05_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_const
   };
   if (warp == kProducerWarp) {
     ptx::protocol_role("producer");
-    if (lane == 0)
-      for (int u = pair, it = 0; u < sched.units; u += sched.pairs) {
+    if (lane == 0) {
+      int it = 0;  // k-tiles loaded so far, over all units
+      for (int u = pair; u < sched.units; u += sched.pairs) {
         const auto [m0, n0, batch] = unit_at(sched, u);
         tl::Steps events(trace, tl::kProducer, uint32_t(u), true);
         for (int kt = 0; kt < k_tiles; ++kt, ++it) produce(it, kt, m0, n0, batch);
         events.mark(tl::kLoadUnit);
       }
+      // The tail: the last commits on the empty barriers arrive asynchronously in this CTA's shared
+      // memory; the CTA may exit only after they have (wait once more on every slot).
+      for (int t = 0; t < kSlots; ++t, ++it) ptx::wait_commit(&s.empty[it % kSlots], ((it / kSlots) & 1) ^ 1, "empty", it % kSlots);
+    }
   }
 
   // MMA: one elected thread of the leader issues for the pair (the _warp forms, as in step 1).
