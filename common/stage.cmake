@@ -1,9 +1,12 @@
-# add_gemm_stage(<folder>): turns one stage folder into its programs, tests and convenience targets.
+# add_gemm_stage(<folder> [BASE <folder>]): turns one stage folder into its programs, tests and
+# convenience targets. BASE names the stage this one builds on, which its benchmark and program
+# compare against; by default, the stage added on the line above (stage 09, a GEMV, branches from
+# the CUDA-core stage 04 instead: add_gemm_stage(09_gemv BASE 04_tma_mbarrier)).
 #
 # A stage folder holds kernel.cuh, main.cu, test.cu, bench.cu (README.md, "Layout"). For folder "NN_slug":
 #   stageNN          main.cu, the walkthrough program
 #   test_stageNN     test.cu + GoogleTest; ctest labels "stageNN" and "gpu" (suites named *Gpu*) or "cpu"
-#   bench_stageNN    bench.cu + Google Benchmark; also links the previous stage through the registry
+#   bench_stageNN    bench.cu + Google Benchmark; also links the base stage through the registry
 #   stageNN_kernel   object library: kernel.cuh compiled once and registered in common/registry.h,
 #                    which is how later stages' benchmarks reach this one without including its files
 # Convenience targets: run_bench_stageNN (JSON into docs/data), sanitize_stageNN (compute-sanitizer
@@ -44,13 +47,20 @@ function(gemm_discover_tests target label)
 endfunction()
 
 function(add_gemm_stage folder)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "BASE" "")
   string(SUBSTRING "${folder}" 0 2 nn)
   set(src "${CMAKE_CURRENT_SOURCE_DIR}/${folder}")
   set(stage "stage${nn}")
   get_property(previous GLOBAL PROPERTY GEMM_STAGES)
   list(LENGTH previous n_previous)
+  # The base ("predecessor" in the code and the benchmark JSON): BASE, else the stage added last.
   set(predecessor "")
-  if(n_previous GREATER 0)
+  if(arg_BASE)
+    if(NOT arg_BASE IN_LIST previous)
+      message(FATAL_ERROR "add_gemm_stage(${folder} BASE ${arg_BASE}): ${arg_BASE} is not a stage added before it")
+    endif()
+    set(predecessor "${arg_BASE}")
+  elseif(n_previous GREATER 0)
     list(GET previous -1 predecessor)
   endif()
 
@@ -70,6 +80,10 @@ function(add_gemm_stage folder)
 
   add_executable(${stage} "${src}/main.cu")
   target_link_libraries(${stage} PRIVATE gemm_common)
+  if(arg_BASE)  # a program that names its base times it too (through the registry)
+    string(SUBSTRING "${predecessor}" 0 2 bnn)
+    target_link_libraries(${stage} PRIVATE stage${bnn}_kernel)
+  endif()
   target_compile_definitions(${stage} PRIVATE ${stage_defs})
   gemm_cuda_target_defaults(${stage})
 
