@@ -443,8 +443,10 @@ void launch_config(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
 }
 
 // The stage's configuration: 32-byte chunks where one load moves them (sm_100), 16 bytes elsewhere.
-using Hopper = Config<16, 1, ALoad::kNoAllocate>;
-using Blackwell = Config<32, 1, ALoad::kNoAllocate>;
+// Hopper: at most 72 registers, so 7 CTAs of 4 warps fit on an SM: 924 CTAs in flight on an H100,
+// enough for the 896 of M = 7168 in one wave (README, "Registers and waves").
+using Hopper = Config<16, 1, ALoad::kNoAllocate, 7>;
+using Blackwell = Config<32, 1, ALoad::kNoAllocate, 4>;
 
 inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
   if (gemm::gpu_info().usable && gemm::gpu_info().cc_major == 10)

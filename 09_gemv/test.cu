@@ -33,6 +33,11 @@ TEST_P(GpuGemvVariants, TwoGroupsPerCtaMatchCpuReference) {
   gemm::testing::run_case(stage09::launch_config<stage09::Config<16, 2, stage09::ALoad::kCached>>, GetParam(),
                           {16, 1, 1024});
 }
+TEST_P(GpuGemvVariants, UncappedRegistersMatchCpuReference) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(stage09::launch_config<stage09::Config<16, 1, stage09::ALoad::kNoAllocatePrefetch256>>,
+                          GetParam(), {8, 1, 1024});
+}
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuGemvVariants, ::testing::ValuesIn(variant_cases()), gemm::testing::case_name);
 
 // ---- The E2M1 decode: every byte, both nibbles, against common/formats.h -------------------------------

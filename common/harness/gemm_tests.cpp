@@ -307,7 +307,7 @@ std::vector<GemmCase> nvfp4_gemv_cases() {
   }
   // K long enough that several warps and (small M) a cluster of CTAs split it.
   add(c, Tier::kExact, 5, 1, 6976, 1);        // exact tier: any K up to ~7000 stays exact
-  add(c, Tier::kLayout, 257, 1, 16416, 1);
+  add(c, Tier::kRealistic, 257, 1, 16416, 1);  // (the layout tier's sums overflow FP16 at this K)
   add(c, Tier::kRealistic, 1, 1, 65536, 1);   // one row: the widest cluster split
   add(c, Tier::kRealistic, 128, 1, 32768, 2);
   add(c, Tier::kRealistic, 4096, 1, 7168, 2);  // a public shape's M and K
