@@ -41,8 +41,9 @@ OWN_ROLES = ("stage", "variant")
 # A label may follow its role with this word: tcgen05 ran in the emulator, the time is not performance.
 EMULATED = "EMULATED"
 EMULATED_TEXT = "EMULATED (not performance)"
-# Benchmarks that are not GEMMs (stage 03's quantizer and the copy it is measured against).
-BANDWIDTH_ROLES = ("quantizer", "copy")
+# Benchmarks that are not GEMMs (stage 03's quantizer and the copy it is measured against; stage 09's
+# streaming-read ceiling).
+BANDWIDTH_ROLES = ("quantizer", "copy", "stream")
 
 
 class DataError(Exception):
@@ -202,6 +203,88 @@ def plot_stage(plt, run, out_dir, audit=None):
     fig.savefig(path, metadata={"Date": None})
     plt.close(fig)
     return path
+
+
+def is_gemv(run):
+    return run["ctx"].get("kind") == "gemv"
+
+
+def gemv_ceiling(run):
+    """Per shape text ("7168x1x16384"), the fastest streaming-read row: the ceiling of a GEMV run."""
+    best = {}
+    for e in run.get("extras", []):
+        if e["role"] == "stream" and e["gbps"] > best.get(e["shape"], (0, None))[0]:
+            best[e["shape"]] = (e["gbps"], e)
+    return {k: v[1] for k, v in best.items()}
+
+
+def plot_gemv(plt, run, out_dir, audit=None):
+    """Stage 09 (kind "gemv"): GB/s per shape for the stage, the streaming-read ceiling, the base and the
+    peers (left), and every configuration as a fraction of the ceiling (right)."""
+    results = performance(run["results"])
+    ceiling = gemv_ceiling(run)
+    keys = sorted({shape_key(r) for r in results}, key=lambda k: (k[0] * k[2] * k[3], k))
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(15, 5.2))
+    impls = list(dict.fromkeys((r["impl"], r["role"]) for r in results))
+    main = [("stream read (best)", "ceiling")] + [i for i in impls if i[1] != "variant"]
+    width = 0.8 / len(main)
+    for i, (impl, role) in enumerate(main):
+        if role == "ceiling":
+            vals = [ceiling[shape_text(k)]["gbps"] if shape_text(k) in ceiling else 0.0 for k in keys]
+            style = dict(color="0.75", edgecolor="black", hatch="//")
+        else:
+            vals = [next((r["gbps"] for r in results if r["impl"] == impl and shape_key(r) == k), 0.0) for k in keys]
+            style = {}
+        ax.bar([j + i * width for j in range(len(keys))], vals, width, label=f"{impl} ({role})", **style)
+    ax.set_xticks([j + width * (len(main) - 1) / 2 for j in range(len(keys))], [shape_text(k) for k in keys],
+                  fontsize=7, rotation=30, ha="right")
+    ax.set_xlabel("M x N x K (x L)")
+    ax.set_yscale("log")
+    ax.set_ylabel("GB/s (bytes a GEMV must move / time; log scale)")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=7)
+    own = [i for i in impls if i[1] in OWN_ROLES]
+    for impl, role in own:
+        pts = [(j, r["gbps"] / ceiling[shape_text(k)]["gbps"]) for j, k in enumerate(keys) for r in results
+               if r["impl"] == impl and shape_key(r) == k and shape_text(k) in ceiling]
+        ax2.plot([p[0] for p in pts], [p[1] for p in pts], label=impl, **ROLE_STYLE[role])
+    ax2.axhline(1.0, color="black", lw=0.8)
+    ax2.set_xticks(range(len(keys)), [shape_text(k) for k in keys], fontsize=7, rotation=30, ha="right")
+    ax2.set_ylabel("fraction of the streaming-read ceiling (same bytes, same run)")
+    ax2.grid(alpha=0.3)
+    ax2.legend(fontsize=7)
+    fig.suptitle(f"{run['stage']}: {run['ctx'].get('stage_idea', '')}", fontsize=10)
+    fig.text(0.5, 0.005, stamp(run["ctx"]), ha="center", fontsize=7, color="0.35")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    path = out_dir / f"{run['stage']}.svg"
+    if audit is not None:
+        audit.append(drawn(fig, path.name))
+    fig.savefig(path, metadata={"Date": None})
+    plt.close(fig)
+    return path
+
+
+def gemv_table(run):
+    """Stage 09's results table: time, GB/s and the fraction of the streaming-read ceiling per row."""
+    ceiling = gemv_ceiling(run)
+    lines = [f"**{run['stage']}**: {stamp(run['ctx'])}", "",
+             "| shape (M x N x K x L) | implementation | role | time us | GB/s | of stream read | time / stage's |",
+             "|---|---|---|---|---|---|---|"]
+    by = {}
+    for r in run["results"]:
+        by.setdefault(shape_key(r), []).append(r)
+    for key in sorted(by, key=lambda k: (k[0] * k[2] * k[3], k)):
+        st = next((r for r in by[key] if r["role"] == "stage"), None)
+        c = ceiling.get(shape_text(key))
+        if c:
+            lines.append(f"| {shape_text(key)} | stream read (best of the run) | ceiling | {1e3 * c['ms']:.2f} | "
+                         f"{c['gbps']:.0f} | 1 | - |")
+        for r in by[key]:
+            frac = f"{r['gbps'] / c['gbps']:.3f}" if c else "-"
+            vs = f"{r['ms'] / st['ms']:.2f}" if st and r is not st else "-"
+            lines.append(f"| {shape_text(key)} | {r['impl']} | {r['role']} | {1e3 * r['ms']:.2f} | {r['gbps']:.0f} | "
+                         f"{frac} | {vs} |")
+    return "\n".join(lines) + "\n"
 
 
 def plot_overview(plt, runs, out_dir, audit=None):
@@ -538,7 +621,9 @@ def main():
             failures = self_test(plt, out)
             audit = []
             for run in runs:
-                plot_stage(plt, run, out, audit)
+                (plot_gemv if is_gemv(run) else plot_stage)(plt, run, out, audit)
+                if is_gemv(run):
+                    gemv_table(run)
             plot_overview(plt, runs, out, audit)
             for path, doc in bank_maps:
                 plot_bank_map(plt, path, doc, out)
@@ -559,11 +644,12 @@ def main():
 
     PLOTS.mkdir(parents=True, exist_ok=True)
     for run in runs:
-        print("wrote", plot_stage(plt, run, PLOTS).relative_to(ROOT))
+        print("wrote", (plot_gemv if is_gemv(run) else plot_stage)(plt, run, PLOTS).relative_to(ROOT))
         stage_readme = ROOT / run["stage"] / "README.md"
-        if stage_readme.exists() and rewrite_between_markers(stage_readme, table([run])):
+        if stage_readme.exists() and rewrite_between_markers(stage_readme, gemv_table(run) if is_gemv(run)
+                                                             else table([run])):
             print("updated", stage_readme.relative_to(ROOT))
-        if run["extras"] and stage_readme.exists():
+        if run["extras"] and stage_readme.exists() and not is_gemv(run):
             rewrite_between_markers(stage_readme, bandwidth_table(run), BW_BEGIN, BW_END)
     if runs:
         print("wrote", plot_overview(plt, runs, PLOTS).relative_to(ROOT))

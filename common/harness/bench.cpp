@@ -642,7 +642,7 @@ int run_gemv(int argc, char** argv, const Stage& self, const char* base_id, cons
   for (const Shape& s : shapes) {
     const std::string shape = "/" + gemv_shape_text(s);
     for (int c : stream_chunks) {
-      const std::string name = "stream read (" + std::to_string(c) + " chunks/thread)" + shape;
+      const std::string name = "stream read, " + std::to_string(c) + " chunks per thread" + shape;
       benchmark::RegisterBenchmark(name.c_str(), [s, c](benchmark::State& st) { bench_stream(st, s, c); })
           ->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
     }

@@ -63,7 +63,7 @@ int run(int argc, char** argv, const Stage& self, const char* predecessor_id, co
 
 // GEMV stages (N = 1; stage 09): the same timing, but the figure of merit is bandwidth. Per shape
 // (N must be 1), in this order:
-//   "stream read (c chunks/thread)"  label "stream": common/stream_read.h over gemv_min_bytes of the
+//   "stream read, c chunks per thread"  label "stream": common/stream_read.h over gemv_min_bytes of the
 //                   shape (the ceiling), once per entry of `stream_chunks`;
 //   the stage, its variants, the base (label "predecessor", at N = 1);
 //   peers: cuBLAS FP16 on weights dequantized ahead of time (common/peers.h), and cuBLASLt's NVFP4
