@@ -13,12 +13,13 @@ int main(int argc, char** argv) {
   for (int k : {1024, 4096, 32768}) shapes.push_back({4096, 1, k, 1});   // K sweep
   shapes.push_back({128, 1, 16384, 1});                                   // small M: K split over a cluster
   const std::vector<gemm::bench::Variant> variants = {
-      {"09 no register cap (122 registers)", &launch_config<Config<16, 1, ALoad::kNoAllocate>>},
-      {"09 at most 80 registers", &launch_config<Config<16, 1, ALoad::kNoAllocate, 6>>},
-      {"09 A cached in L1", &launch_config<Config<16, 1, ALoad::kCached, 7>>},
-      {"09 A L2::256B prefetch", &launch_config<Config<16, 1, ALoad::kNoAllocatePrefetch256, 7>>},
+      {"09 without the one-wave rule", &launch_config<Config<16, 1, ALoad::kNoAllocate, 6, false>>},
+      {"09 no register cap (122 registers)", &launch_config<Config<16, 1, ALoad::kNoAllocate, 1, false>>},
+      {"09 at most 72 registers", &launch_config<Config<16, 1, ALoad::kNoAllocate, 7, false>>},
+      {"09 A cached in L1", &launch_config<Config<16, 1, ALoad::kCached, 6>>},
+      {"09 A L2::256B prefetch", &launch_config<Config<16, 1, ALoad::kNoAllocatePrefetch256, 6>>},
       {"09 16 rows per CTA", &launch_config<Config<16, 2, ALoad::kNoAllocate>>},
       {"09 32-byte chunks", &launch_config<Config<32, 1, ALoad::kNoAllocate, 4>>},
   };
-  return gemm::bench::run_gemv(argc, argv, kStage, GEMM_PREDECESSOR_ID, shapes, variants, {1, 2, 4});
+  return gemm::bench::run_gemv(argc, argv, kStage, GEMM_PREDECESSOR_ID, shapes, variants, {1, 2});
 }

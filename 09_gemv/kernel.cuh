@@ -61,11 +61,13 @@ enum class ALoad { kCached, kNoAllocate, kNoAllocatePrefetch256 };
 // One kernel configuration. kChunk: bytes of each row a lane reads per step (16, or 32 where one
 // load instruction moves 32 bytes: sm_100a).
 // kMinCtas: CTAs of kMaxWarps warps that must fit on an SM (__launch_bounds__), which caps the
-// registers per thread.
-template <int kChunk_, int kGroups_, ALoad kALoad_, int kMinCtas_ = 1>
+// registers per thread. kOneWave: the launch plan gives CTAs fewer warps where that lets every CTA
+// be resident at once (LaunchPlan).
+template <int kChunk_, int kGroups_, ALoad kALoad_, int kMinCtas_ = 1, bool kOneWave_ = true>
 struct Config {
   static constexpr int kChunk = kChunk_;
   static constexpr int kMinCtas = kMinCtas_;
+  static constexpr bool kOneWave = kOneWave_;
   static constexpr int kGroups = kGroups_;   // 8-row groups per CTA
   static constexpr ALoad kALoad = kALoad_;
   static constexpr int kRows = kRowsPerGroup * kGroups;
@@ -402,7 +404,15 @@ inline std::string LaunchPlan::describe() const {
          " warps each";
 }
 
-// Splits K over a cluster only when M * L leaves most SMs idle; the warps per CTA follow K.
+// CTAs of `warps` warps of this kernel resident per SM: the GPU's answer, else (no GPU: the CPU
+// tests) what the register cap of kMinCtas implies.
+template <class Cfg>
+int ctas_per_sm(int warps);
+
+// Splits K over a cluster only when M * L leaves most SMs idle; the warps per CTA follow K. Where all
+// CTAs could be resident at once with fewer (but at least 2) warps each, and not with kMaxWarps, it
+// takes fewer: a wave and a fraction leaves the last fraction streaming with a fraction of the
+// GPU's loads in flight (README, "Registers and waves").
 template <class Cfg>
 LaunchPlan plan(int M, int K, int L, int sm_count) {
   LaunchPlan p;
@@ -415,6 +425,13 @@ LaunchPlan plan(int M, int K, int L, int sm_count) {
   while (p.splits < kMaxSplits && ctas * L * p.splits < 2 * int64_t(sm_count) && steps >= 2 * p.splits * 2)
     p.splits *= 2;
   p.warps = int(std::min<int64_t>(kMaxWarps, (steps + p.splits - 1) / p.splits));
+  const int64_t total = ctas * L * p.splits;
+  if (Cfg::kOneWave && total > int64_t(ctas_per_sm<Cfg>(p.warps)) * sm_count)
+    for (int w = p.warps / 2; w >= 2; w /= 2)
+      if (total <= int64_t(ctas_per_sm<Cfg>(w)) * sm_count) {
+        p.warps = w;
+        break;
+      }
   if (ctas * p.splits > INT_MAX)
     throw std::invalid_argument("stage09: M = " + std::to_string(M) + " needs more CTAs than a grid holds");
   p.ctas_per_batch = int(ctas * p.splits);
@@ -442,10 +459,24 @@ void launch_config(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
                                 args.SFB, args.alpha, args.C));
 }
 
+template <class Cfg>
+int ctas_per_sm(int warps) {
+  static int cached[kMaxWarps + 1] = {};  // per warp count; a benign race writes the same value
+  if (cached[warps] == 0) {
+    int n = 0;
+    if (!gemm::gpu_info().usable ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, nvfp4_gemv<Cfg>, warps * kLanes, 0) != cudaSuccess || n < 1) {
+      (void)cudaGetLastError();
+      n = std::max(1, Cfg::kMinCtas) * kMaxWarps / warps;
+    }
+    cached[warps] = n;
+  }
+  return cached[warps];
+}
+
 // The stage's configuration: 32-byte chunks where one load moves them (sm_100), 16 bytes elsewhere.
-// Hopper: at most 72 registers, so 7 CTAs of 4 warps fit on an SM: 924 CTAs in flight on an H100,
-// enough for the 896 of M = 7168 in one wave (README, "Registers and waves").
-using Hopper = Config<16, 1, ALoad::kNoAllocate, 7>;
+// Hopper: at most 80 registers (6 CTAs of 4 warps per SM) and the one-wave rule of plan().
+using Hopper = Config<16, 1, ALoad::kNoAllocate, 6>;
 using Blackwell = Config<32, 1, ALoad::kNoAllocate, 4>;
 
 inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
