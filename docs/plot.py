@@ -242,7 +242,7 @@ def plot_gemv(plt, run, out_dir, audit=None):
     ax.set_yscale("log")
     ax.set_ylabel("GB/s (bytes a GEMV must move / time; log scale)")
     ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2)
     own = [i for i in impls if i[1] in OWN_ROLES]
     for impl, role in own:
         pts = [(j, r["gbps"] / ceiling[shape_text(k)]["gbps"]) for j, k in enumerate(keys) for r in results
