@@ -97,6 +97,17 @@ void validate(const Nvfp4GemmArgs& a) {
   check_c_disjoint(api, c, "SFB", range_of(a.SFB, sf_bytes(a.N, a.K, a.L)));
 }
 
+void validate_gemv(const Nvfp4GemmArgs& a) {
+  if (a.N != 1) reject("Nvfp4GemmArgs (GEMV)", "N", "must be 1", std::to_string(a.N));
+  validate(a);
+}
+
+double gemv_min_bytes(const Nvfp4GemmArgs& a) {
+  const double per_batch = double(a.M) * (a.K / 2) + double(a.M) * (a.K / kSfVector) + a.K / 2 + a.K / kSfVector +
+                           2.0 * a.M;
+  return per_batch * a.L;
+}
+
 int64_t packed_bytes(int64_t rows, int64_t K, int64_t L) { return rows * (K / 2) * L; }
 int64_t sf_bytes(int64_t rows, int64_t K, int64_t L) { return sf_batch_bytes(rows, K) * L; }
 

@@ -52,6 +52,14 @@ inline constexpr int kNvfp4KMultiple = 32;
 void validate(const Fp32GemmArgs& args);
 void validate(const Nvfp4GemmArgs& args);
 
+// GEMV (stage 09): the NVFP4 contract at N = 1, the vector B being 1 x K x L with its scales in the
+// same blocked layout (sf_batch_bytes(1, K) per batch). validate() plus "N must be 1".
+void validate_gemv(const Nvfp4GemmArgs& args);
+// The bytes a GEMV must move through device memory: A and its scales (M x K/16 bytes, layout
+// padding not counted), the vector and its K/16 scales, and C, once each. This is what GEMV
+// bandwidths are counted in (min_bytes would count the vector's scale padding, 128 rows' worth).
+double gemv_min_bytes(const Nvfp4GemmArgs& args);
+
 // Bytes of each operand of one call, all batches included.
 int64_t packed_bytes(int64_t rows, int64_t K, int64_t L);   // E2M1 payload
 int64_t sf_bytes(int64_t rows, int64_t K, int64_t L);       // blocked scales

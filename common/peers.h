@@ -45,6 +45,15 @@ void dequantize_cublas_bf16(const Nvfp4GemmArgs& args, __nv_bfloat16* c_bf16, Bf
 void dequantize_cublas_bf16_launcher(const Nvfp4GemmArgs& args, cudaStream_t stream);
 inline constexpr const char* kDequantCublasBf16Name = "dequantize to BF16 + cuBLAS BF16 GEMM";
 
+// The GEMV peer (stage 09): what a user without an NVFP4 GEMV runs. The weights are dequantized to
+// FP16 once, ahead of time (exact: payload x block scale fits FP16), and each call is a cuBLAS FP16
+// GEMM at N = 1 with FP32 accumulation: C (M x 1 x L) = alpha * A x. It reads 2 bytes per weight
+// where the NVFP4 kernel reads 0.5625.
+void dequantize_fp16(const uint8_t* data, const uint8_t* sf, int rows, int K, int L, __half* out, cudaStream_t stream);
+void cublas_fp16_gemv(int M, int K, int L, const __half* A, const __half* x, float alpha, __half* C,
+                      cudaStream_t stream);
+inline constexpr const char* kCublasFp16GemvName = "cuBLAS FP16 GEMV on dequantized weights";
+
 // true where cuBLASLt offers an NVFP4 (E2M1 x E2M1, UE4M3 block-16 scales) GEMM on this GPU; otherwise false and *why says so.
 bool cublaslt_nvfp4_supported(std::string* why);
 void cublaslt_nvfp4(const Nvfp4GemmArgs& args, cudaStream_t stream);   // an Nvfp4Launcher

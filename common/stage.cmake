@@ -1,12 +1,15 @@
-# add_gemm_stage(<folder> [STEPS <file>...]): turns one stage folder into its programs, tests and
-# convenience targets.
+# add_gemm_stage(<folder> [BASE <folder>] [STEPS <file>...]): turns one stage folder into its programs,
+# tests and convenience targets. BASE names the stage this one builds on, which its benchmark and
+# program compare against; by default, the stage added on the line above (stage 09, a GEMV, branches
+# from the CUDA-core stage 04 instead: add_gemm_stage(09_gemv BASE 04_tma_mbarrier)). STEPS names the
+# kernel files of a stage taught in more than one step (stage 05: kernel_1cta, then kernel).
 #
 # A stage folder holds kernel.cuh, main.cu, test.cu, bench.cu (README.md, "Layout"). A stage taught in
 # steps lists its kernel files in teaching order, without ".cuh" (STEPS kernel_1cta kernel); the last
 # is the stage itself. kernel_<x>.cuh declares namespace stageNN_<x>. For folder "NN_slug":
 #   stageNN          main.cu, the walkthrough program
 #   test_stageNN     test.cu + GoogleTest; ctest labels "stageNN" and "gpu" (suites named *Gpu*) or "cpu"
-#   bench_stageNN    bench.cu + Google Benchmark; also links the previous stage through the registry
+#   bench_stageNN    bench.cu + Google Benchmark; also links the base stage through the registry
 #   stageNN_kernel   object library: each step's kernel file compiled once and registered in common/registry.h,
 #                    which is how later stages' benchmarks reach this one without including its files
 # Convenience targets: run_bench_stageNN (JSON into GEMM_RESULTS_DIR), sanitize_stageNN (compute-sanitizer
@@ -70,7 +73,7 @@ function(gemm_discover_tests target label)
 endfunction()
 
 function(add_gemm_stage folder)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "STEPS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "BASE" "STEPS")
   if(NOT arg_STEPS)
     set(arg_STEPS kernel)
   endif()
@@ -79,8 +82,14 @@ function(add_gemm_stage folder)
   set(stage "stage${nn}")
   get_property(previous GLOBAL PROPERTY GEMM_STAGES)
   list(LENGTH previous n_previous)
+  # The base ("predecessor" in the code and the benchmark JSON): BASE, else the stage added last.
   set(predecessor "")
-  if(n_previous GREATER 0)
+  if(arg_BASE)
+    if(NOT arg_BASE IN_LIST previous)
+      message(FATAL_ERROR "add_gemm_stage(${folder} BASE ${arg_BASE}): ${arg_BASE} is not a stage added before it")
+    endif()
+    set(predecessor "${arg_BASE}")
+  elseif(n_previous GREATER 0)
     list(GET previous -1 predecessor)
   endif()
 
@@ -113,6 +122,10 @@ function(add_gemm_stage folder)
 
   add_executable(${stage} "${src}/main.cu")
   target_link_libraries(${stage} PRIVATE gemm_common)
+  if(arg_BASE)  # a program that names its base times it too (through the registry)
+    string(SUBSTRING "${predecessor}" 0 2 bnn)
+    target_link_libraries(${stage} PRIVATE stage${bnn}_kernel)
+  endif()
   target_compile_definitions(${stage} PRIVATE ${stage_defs})
   gemm_cuda_target_defaults(${stage})
 

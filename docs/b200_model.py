@@ -558,6 +558,82 @@ def same_document(a, b, rel=1e-9):
     return a == b
 
 
+# --- Stage 09 (GEMV, N = 1): a MODEL from a Hopper measurement ---------------------------------------------
+# Time = the bytes a GEMV must move / (B200 HBM bandwidth x f_stream x f_stage), where f_stream is the fraction
+# of its DRAM peak that the streaming-read kernel reached on the Hopper GPU of docs/data/09_gemv.json and
+# f_stage the fraction of that stream the stage reached, at the same shape, in the same run. Both are ASSUMED
+# to carry over to a B200 (the B200 runs another code path: 32-byte loads and cvt.rn.f16x2.e2m1x2).
+GEMV_DATA = ROOT / "docs" / "data" / "09_gemv.json"
+GEMV_JSON_OUT = ROOT / "docs" / "data" / "b200_model_gemv.json"
+GEMV_BEGIN, GEMV_END = "<!-- gemv-model:begin -->", "<!-- gemv-model:end -->"
+# The GPU MODE NVFP4 GEMV problem (M, K, L): its speed of light (max of FFMA and DRAM time on a B200 at
+# 1.5 GHz, as the competition published it) and the best public time, in microseconds.
+GEMV_PUBLIC = {(7168, 16384, 1): (8.622, 18.4), (4096, 7168, 8): (17.275, 28.0), (7168, 2048, 4): (4.317, 12.6)}
+
+
+def gemv_bytes(m, k, l):
+    """gemv_min_bytes of common/gemm_api.h: A, its M*K/16 scales, the vector and its K/16 scales, C."""
+    return l * (m * (k // 2) + m * (k // 16) + k // 2 + k // 16 + 2 * m)
+
+
+def gemv_measured():
+    """Per (M, K, L): (f_stream, f_stage) from the Hopper run, or None without data."""
+    if not GEMV_DATA.exists():
+        return None
+    doc = json.loads(GEMV_DATA.read_text())
+    peak = float(doc["context"]["dram_peak_gbps"])
+    best, stage = {}, {}
+    for b in doc["benchmarks"]:
+        key = (int(b["M"]), int(b["K"]), int(b["L"]))
+        if b.get("label") == "stream":
+            best[key] = max(best.get(key, 0.0), float(b["GB/s"]))
+        elif b.get("label") == "stage":
+            stage[key] = float(b["GB/s"])
+    return {k: (best[k] / peak, stage[k] / best[k]) for k in GEMV_PUBLIC if k in best and k in stage}, doc["context"]
+
+
+def gemv_model():
+    got = gemv_measured()
+    if got is None:
+        return None
+    fractions, ctx = got
+    rows = []
+    for (m, k, l), (sol_pub, best_pub) in GEMV_PUBLIC.items():
+        f_stream, f_stage = fractions[(m, k, l)]
+        nbytes = gemv_bytes(m, k, l)
+        rows.append(dict(M=m, K=k, L=l, bytes=nbytes, sol_us=nbytes / HBM_BYTES_PER_S * 1e6,
+                         f_stream=f_stream, f_stage=f_stage,
+                         model_us=nbytes / (HBM_BYTES_PER_S * f_stream * f_stage) * 1e6,
+                         public_sol_us=sol_pub, best_public_us=best_pub))
+    return dict(title="B200 MODEL of stage 09 (GEMV): Hopper-measured fractions applied to the B200's published "
+                      "bandwidth; not measured", measured_on=ctx["gpu"], measured_commit=ctx["commit"],
+                hbm_bytes_per_s=HBM_BYTES_PER_S, rows=rows)
+
+
+def gemv_table(model_doc):
+    lines = [f"MODEL, not a measurement: fractions measured on an {model_doc['measured_on']} "
+             f"(docs/data/09_gemv.json, commit {model_doc['measured_commit']}), applied to the B200's "
+             f"{model_doc['hbm_bytes_per_s'] / 1e12:.0f} TB/s.", "",
+             "| M x K x L | bytes (MB) | SOL at 8 TB/s (us) | published SOL (us) | stream / peak (Hopper) | "
+             "stage / stream (Hopper) | **model (us)** | best public (us) |", "|---|---|---|---|---|---|---|---|"]
+    for r in model_doc["rows"]:
+        lines.append(f"| {r['M']} x {r['K']} x {r['L']} | {r['bytes'] / 1e6:.1f} | {r['sol_us']:.2f} | "
+                     f"{r['public_sol_us']:.3f} | {r['f_stream']:.3f} | {r['f_stage']:.3f} | **{r['model_us']:.1f}** | "
+                     f"{r['best_public_us']:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def gemv_outputs():
+    """(json text, table) of the GEMV model, or None without stage 09 data."""
+    m = gemv_model()
+    return None if m is None else (json.dumps(m, indent=1) + "\n", gemv_table(m))
+
+
+def rewrite_gemv(text, body):
+    pattern = re.compile(re.escape(GEMV_BEGIN) + ".*?" + re.escape(GEMV_END), re.S)
+    return pattern.sub(lambda _: f"{GEMV_BEGIN}\n{body}{GEMV_END}", text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="consistency checks and a render into a temporary folder")
@@ -583,6 +659,16 @@ def main():
         if rewrite_between_markers(md, body) != md:
             failures.append(f"the tables in {MD_OUT.relative_to(ROOT)} are missing or not current: "
                             "run python3 docs/b200_model.py")
+        gemv = gemv_outputs()
+        if gemv is not None:
+            gdoc = json.loads(gemv[0])
+            for r in gdoc["rows"]:
+                if not (r["model_us"] >= r["sol_us"] and 0 < r["f_stream"] <= 1.05 and 0 < r["f_stage"] <= 1.05):
+                    failures.append(f"GEMV model row {r['M']}x{r['K']}x{r['L']}: below SOL or a fraction out of range")
+            if not GEMV_JSON_OUT.exists() or not same_document(json.loads(GEMV_JSON_OUT.read_text()), gdoc):
+                failures.append(f"{GEMV_JSON_OUT.relative_to(ROOT)} is not current: run python3 docs/b200_model.py")
+            if GEMV_BEGIN not in md or rewrite_gemv(md, gemv[1]) != md:
+                failures.append(f"the GEMV table in {MD_OUT.relative_to(ROOT)} is missing or not current")
         for f in failures:
             print(f"FAILED: {f}")
         if failures:
@@ -603,6 +689,15 @@ def main():
     if md is None:
         print(f"{MD_OUT.relative_to(ROOT)} lacks {BEGIN} / {END}: tables not written")
         return 1
+    gemv = gemv_outputs()
+    if gemv is not None:
+        GEMV_JSON_OUT.write_text(gemv[0])
+        print(gemv[1], end="")
+        print("wrote", GEMV_JSON_OUT.relative_to(ROOT))
+        if GEMV_BEGIN in md:
+            md = rewrite_gemv(md, gemv[1])
+        else:
+            print(f"{MD_OUT.relative_to(ROOT)} lacks {GEMV_BEGIN} / {GEMV_END}: GEMV table not written")
     MD_OUT.write_text(md)
     print("updated", MD_OUT.relative_to(ROOT))
     if plt is None:

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include "common/device_fill.h"
 #include "common/device_info.h"
 #include "common/peers.h"
+#include "common/stream_read.h"
 
 #ifndef GEMM_SOURCE_DIR
 #define GEMM_SOURCE_DIR "."
@@ -511,6 +513,148 @@ int run(int argc, char** argv, const Stage& self, const char* predecessor_id, co
       b->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
     }
   if (register_extra) register_extra();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
+
+namespace {
+
+std::string gemv_shape_text(const Shape& s) {
+  return std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) +
+         (s.L > 1 ? "x" + std::to_string(s.L) : "");
+}
+
+// The fastest stream-read bandwidth measured so far per shape (the stream rows of a shape run first).
+std::map<std::string, double>& stream_gbps() {
+  static std::map<std::string, double> m;
+  return m;
+}
+
+void count_gemv(benchmark::State& state, const Shape& s, double bytes) {
+  state.counters["M"] = s.M;
+  state.counters["N"] = s.N;
+  state.counters["K"] = s.K;
+  state.counters["L"] = s.L;
+  state.counters["bytes"] = bytes;
+  const auto it = stream_gbps().find(gemv_shape_text(s));
+  if (it != stream_gbps().end() && state.counters.count("GB/s"))
+    state.counters["of_stream"] = double(state.counters["GB/s"]) / it->second;
+}
+
+double gemv_bytes(const Shape& s) {
+  Nvfp4GemmArgs a;
+  a.M = s.M, a.N = 1, a.K = s.K, a.L = s.L;
+  return gemv_min_bytes(a);
+}
+
+void bench_stream(benchmark::State& state, const Shape& s, int chunks) {
+  const double bytes = gemv_bytes(s);
+  const int64_t per_set = (int64_t(bytes) + 15) / 16 * 16;
+  const int sets = sets_covering_l2(double(per_set));
+  DeviceBuffer<uint8_t> buf(size_t(per_set) * sets);
+  DeviceBuffer<uint32_t> sink(1);
+  fill_bytes(buf.get(), buf.size(), 7, 0x00, 0xFF);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  time_launches(
+      state, sets, [&](int i, cudaStream_t st) { stream_read(buf.get() + size_t(i) * per_set, per_set, sink.get(), chunks, st); },
+      0.0, bytes, 0.0);
+  state.SetLabel("stream");
+  count_gemv(state, s, bytes);
+  double& best = stream_gbps()[gemv_shape_text(s)];
+  best = std::max(best, double(state.counters["GB/s"]));
+}
+
+void bench_gemv(benchmark::State& state, const Impl& impl, const Shape& s) {
+  Nvfp4Inputs in = make_nvfp4_inputs(s);
+  const double bytes = gemv_bytes(s);
+  time_launches(
+      state, in.sets, [&](int i, cudaStream_t st) { impl.nvfp4(in.args(s, i), st); }, flops(s.M, 1, s.K, s.L), bytes,
+      0.0);
+  state.SetLabel(impl.role);
+  count_gemv(state, s, bytes);
+}
+
+// The weights and the vector dequantized to FP16 once per input set (not timed), then one cuBLAS
+// call per launch.
+void bench_fp16_peer(benchmark::State& state, const Shape& s) {
+  const size_t a_vals = size_t(s.M) * s.K * s.L, x_vals = size_t(s.K) * s.L;
+  const double own = 2.0 * (double(a_vals) + double(x_vals) + double(s.M) * s.L);
+  const int sets = sets_covering_l2(own);
+  Nvfp4Inputs q = make_nvfp4_inputs(s, 1);
+  DeviceBuffer<__half> A(a_vals * sets), x(x_vals * sets), C(size_t(s.M) * s.L);
+  for (int i = 0; i < sets; ++i) {  // the same weights in every set: only the addresses must differ
+    dequantize_fp16(q.A.get(), q.SFA.get(), s.M, s.K, s.L, A.get() + i * a_vals, nullptr);
+    dequantize_fp16(q.B.get(), q.SFB.get(), 1, s.K, s.L, x.get() + i * x_vals, nullptr);
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  time_launches(
+      state, sets,
+      [&](int i, cudaStream_t st) {
+        cublas_fp16_gemv(s.M, s.K, s.L, A.get() + i * a_vals, x.get() + i * x_vals, kAlpha, C.get(), st);
+      },
+      flops(s.M, 1, s.K, s.L), gemv_bytes(s), 0.0);
+  state.SetLabel("peer");
+  count_gemv(state, s, gemv_bytes(s));
+  state.counters["own_GB/s"] = double(state.counters["GB/s"]) * own / gemv_bytes(s);
+}
+
+}  // namespace
+
+int run_gemv(int argc, char** argv, const Stage& self, const char* base_id, const std::vector<Shape>& shapes,
+             const std::vector<Variant>& variants, const std::vector<int>& stream_chunks) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  Timing timing = Timing::kGraph;
+  if (std::string bad; !parse_timing(&timing, &bad)) {
+    std::fprintf(stderr, "bench_%s: GEMM_BENCH_TIMING must be \"graph\" (the default) or \"events\", not \"%s\"\n",
+                 self.id, bad.c_str());
+    return 1;
+  }
+  const GpuInfo& g = gpu_info();
+  if (!g.usable) {
+    std::fprintf(stderr, "bench_%s: benchmarks need a GPU: %s\n", self.id, g.why_not.c_str());
+    return 2;
+  }
+  for (const Shape& s : shapes)
+    if (s.N != 1) {
+      std::fprintf(stderr, "bench_%s: a GEMV shape has N = 1 (got %s)\n", self.id, gemv_shape_text(s).c_str());
+      return 1;
+    }
+  add_context(self, timing);
+  benchmark::AddCustomContext("kind", "gemv");
+  benchmark::AddCustomContext("bytes_convention",
+                              "GB/s = gemv_min_bytes / time for every row: A + its scales (M*K/16) + the vector + its "
+                              "scales (K/16) + C (2*M), per batch (common/gemm_api.h); of_stream = GB/s over the fastest "
+                              "stream-read row of the same shape");
+  benchmark::AddCustomContext("dram_peak_gbps", std::to_string(int(g.dram_peak_gbps())));
+
+  std::vector<Impl> impls;
+  impls.push_back({self.id, "stage", self.precision, nullptr, self.nvfp4, false});
+  for (const Variant& v : variants) impls.push_back({v.name, "variant", Precision::kNvfp4, nullptr, v.nvfp4, false});
+  if (const Stage* base = find_stage(base_id))
+    impls.push_back({base->id, "predecessor", base->precision, nullptr, base->nvfp4, base->uses_tcgen05});
+  std::string why;
+  const bool lt = cublaslt_nvfp4_supported(&why);
+  if (lt) impls.push_back({kCublasLtNvfp4Name, "peer", Precision::kNvfp4, nullptr, cublaslt_nvfp4, false});
+  else benchmark::AddCustomContext("peer_note", "cuBLASLt NVFP4 unsupported on this GPU: " + why);
+
+  for (const Shape& s : shapes) {
+    const std::string shape = "/" + gemv_shape_text(s);
+    for (int c : stream_chunks) {
+      const std::string name = "stream read, " + std::to_string(c) + " chunks per thread" + shape;
+      benchmark::RegisterBenchmark(name.c_str(), [s, c](benchmark::State& st) { bench_stream(st, s, c); })
+          ->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+    }
+    for (const Impl& impl : impls) {
+      if (impl.uses_tcgen05 && !g.tcgen05_native()) continue;  // an emulated base would say nothing here
+      benchmark::RegisterBenchmark((impl.name + shape).c_str(), [impl, s](benchmark::State& st) { bench_gemv(st, impl, s); })
+          ->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+    }
+    benchmark::RegisterBenchmark((std::string(kCublasFp16GemvName) + shape).c_str(),
+                                 [s](benchmark::State& st) { bench_fp16_peer(st, s); })
+        ->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+  }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -61,6 +61,18 @@ int run(int argc, char** argv, const Stage& self, const char* predecessor_id, co
         const std::function<void()>& register_extra = {}, const std::vector<Shape>& emulated_shapes = {},
         const std::vector<Variant>& variants = {});
 
+// GEMV stages (N = 1; stage 09): the same timing, but the figure of merit is bandwidth. Per shape
+// (N must be 1), in this order:
+//   "stream read, c chunks per thread"  label "stream": common/stream_read.h over gemv_min_bytes of the
+//                   shape (the ceiling), once per entry of `stream_chunks`;
+//   the stage, its variants, the base (label "predecessor", at N = 1);
+//   peers: cuBLAS FP16 on weights dequantized ahead of time (common/peers.h), and cuBLASLt's NVFP4
+//   GEMM at N = 1 where it exists (sm_100).
+// Every row counts GB/s in gemv_min_bytes (so GB/s compare times), and "of_stream", its GB/s over
+// the fastest stream-read row of the same shape; the FP16 peer adds "own_GB/s", the bytes it moves.
+int run_gemv(int argc, char** argv, const Stage& self, const char* base_id, const std::vector<Shape>& shapes,
+             const std::vector<Variant>& variants = {}, const std::vector<int>& stream_chunks = {4});
+
 // The timing loop the GEMM benchmarks use, for a stage's own extra benchmarks: launch(set, stream)
 // is timed, cycling through `sets` input sets after a warm-up, by graph replays or per-launch events
 // as described above (so `launch` must be capturable: no allocation or synchronisation once warm);

@@ -304,11 +304,67 @@ void expect_rejects_invalid_arguments_cpu(Fp32Launcher launch) {
   expect_all_rejected(launch, good, fp32_bad_args());
 }
 
-void expect_rejects_invalid_arguments_cpu(Nvfp4Launcher launch) {
-  const Nvfp4GemmArgs good{64,  64, 64, 1, placeholder<const uint8_t>(0x10000), placeholder<const uint8_t>(0x20000),
+namespace {
+
+void nvfp4_rejects_cpu(Nvfp4Launcher launch, int N, const std::vector<BadArgs<Nvfp4GemmArgs>>& bad) {
+  const Nvfp4GemmArgs good{64,  N, 64, 1, placeholder<const uint8_t>(0x10000), placeholder<const uint8_t>(0x20000),
                            placeholder<const uint8_t>(0x30000), placeholder<const uint8_t>(0x40000), 1.0f,
                            placeholder<__half>(0x50000)};
-  expect_all_rejected(launch, good, nvfp4_bad_args());
+  expect_all_rejected(launch, good, bad);
+}
+
+void nvfp4_rejects_gpu(Nvfp4Launcher launch, int N, const std::vector<BadArgs<Nvfp4GemmArgs>>& bad) {
+  const int M = 64, K = 64;
+  const HostNvfp4Problem p = make_nvfp4_problem(M, N, K, 1, Tier::kRealistic, seed_for("invalid"));
+  DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
+  DeviceBuffer<uint16_t> C(size_t(M) * N);
+  C.fill_bytes(kPoisonByte);
+  expect_all_rejected(launch,
+                      Nvfp4GemmArgs{M, N, K, 1, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha,
+                                    reinterpret_cast<__half*>(C.get())},
+                      bad);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(all_bytes_are(C.download(), kPoisonByte)) << "a rejected call wrote to C";
+}
+
+// A GEMV takes N = 1 only: every rule of the NVFP4 contract, plus N = 2 and N = 64.
+std::vector<BadArgs<Nvfp4GemmArgs>> gemv_bad_args() {
+  auto v = nvfp4_bad_args();
+  v.push_back({"N", [](Nvfp4GemmArgs& a) { a.N = 2; }, "must be 1"});
+  v.push_back({"N", [](Nvfp4GemmArgs& a) { a.N = 64; }, "must be 1"});
+  return v;
+}
+
+}  // namespace
+
+void expect_rejects_invalid_arguments_cpu(Nvfp4Launcher launch) { nvfp4_rejects_cpu(launch, 64, nvfp4_bad_args()); }
+void expect_rejects_invalid_gemv_arguments_cpu(Nvfp4Launcher launch) { nvfp4_rejects_cpu(launch, 1, gemv_bad_args()); }
+void expect_rejects_invalid_gemv_arguments_gpu(Nvfp4Launcher launch) { nvfp4_rejects_gpu(launch, 1, gemv_bad_args()); }
+
+std::vector<GemmCase> nvfp4_gemv_cases() {
+  std::vector<GemmCase> c;
+  for (Tier tier : {Tier::kExact, Tier::kLayout, Tier::kRealistic}) {
+    add(c, tier, 1, 1, 32, 1);        // one row, one 16-byte chunk
+    add(c, tier, 2, 1, 64, 1);
+    add(c, tier, 3, 1, 96, 1);        // odd M: a group with one row of its pair
+    add(c, tier, 31, 1, 992, 1);      // K not a multiple of 64: a half chunk of 32 bytes
+    add(c, tier, 33, 1, 1056, 1);     // past 32 rows: the second row of every scale line
+    add(c, tier, 97, 1, 2080, 1);     // rows in all four 32-row quarters of a scale tile
+    add(c, tier, 127, 1, 4096, 1);
+    add(c, tier, 129, 1, 160, 1);     // one past a 128-row block
+    add(c, tier, 257, 1, 4128, 1);    // several steps, one chunk past a step of 512 bytes per warp
+    add(c, tier, 7, 1, 32, 8);        // L up to 8: batch strides of every operand
+    add(c, tier, 67, 1, 1056, 3);
+    add(c, tier, 300, 1, 7168, 2);
+  }
+  // K long enough that several warps and (small M) a cluster of CTAs split it.
+  add(c, Tier::kExact, 5, 1, 6976, 1);        // exact tier: any K up to ~7000 stays exact
+  add(c, Tier::kRealistic, 257, 1, 16416, 1);  // (the layout tier's sums overflow FP16 at this K)
+  add(c, Tier::kRealistic, 1, 1, 65536, 1);   // one row: the widest cluster split
+  add(c, Tier::kRealistic, 128, 1, 32768, 2);
+  add(c, Tier::kRealistic, 4096, 1, 7168, 2);  // a public shape's M and K
+  add(c, Tier::kRealistic, 1000, 1, 2048, 4);
+  return c;
 }
 
 void expect_rejects_invalid_arguments_gpu(Fp32Launcher launch) {
@@ -321,18 +377,6 @@ void expect_rejects_invalid_arguments_gpu(Fp32Launcher launch) {
   EXPECT_TRUE(all_bytes_are(C.download(), kPoisonByte)) << "a rejected call wrote to C";
 }
 
-void expect_rejects_invalid_arguments_gpu(Nvfp4Launcher launch) {
-  const int M = 64, N = 64, K = 64;
-  const HostNvfp4Problem p = make_nvfp4_problem(M, N, K, 1, Tier::kRealistic, seed_for("invalid"));
-  DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
-  DeviceBuffer<uint16_t> C(size_t(M) * N);
-  C.fill_bytes(kPoisonByte);
-  expect_all_rejected(launch,
-                      Nvfp4GemmArgs{M, N, K, 1, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha,
-                                    reinterpret_cast<__half*>(C.get())},
-                      nvfp4_bad_args());
-  CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(all_bytes_are(C.download(), kPoisonByte)) << "a rejected call wrote to C";
-}
+void expect_rejects_invalid_arguments_gpu(Nvfp4Launcher launch) { nvfp4_rejects_gpu(launch, 64, nvfp4_bad_args()); }
 
 }  // namespace gemm::testing

@@ -47,6 +47,10 @@ struct Tile {
 std::vector<GemmCase> fp32_cases(Tile tile);
 std::vector<GemmCase> nvfp4_cases(Tile tile);
 
+// GEMV stages (N = 1): M = 1, odd M, M past 32 and 128 rows, K = 32 and K not a multiple of 64,
+// long K, L up to 8, in every tier.
+std::vector<GemmCase> nvfp4_gemv_cases();
+
 // c_offset: C starts this many elements past an allocation (1: only element-aligned).
 void run_case(Fp32Launcher launch, const GemmCase& c, Tile tile, int c_offset = 0);
 void run_case(Nvfp4Launcher launch, const GemmCase& c, Tile tile, int c_offset = 0);
@@ -60,6 +64,9 @@ void expect_rejects_invalid_arguments_cpu(Fp32Launcher launch);
 void expect_rejects_invalid_arguments_cpu(Nvfp4Launcher launch);
 void expect_rejects_invalid_arguments_gpu(Fp32Launcher launch);
 void expect_rejects_invalid_arguments_gpu(Nvfp4Launcher launch);
+// The same for a GEMV (good arguments have N = 1; N = 2 and N = 64 must be refused too).
+void expect_rejects_invalid_gemv_arguments_cpu(Nvfp4Launcher launch);
+void expect_rejects_invalid_gemv_arguments_gpu(Nvfp4Launcher launch);
 
 // For death tests of kernels that must trap: synchronise, print how the kernel ended to stderr,
 // and exit with kKernelFailedExit if it failed (0 if it did not, which the test then rejects).
@@ -108,4 +115,30 @@ inline bool launches_with(const Stage& s, Nvfp4Launcher f) { return s.precision 
   GEMM_STANDARD_STEP_TESTS(Name, stage, launcher, cases, tile)                                        \
   TEST(Name##Stage, IsRegisteredUnderItsFolderName) {                                                 \
     EXPECT_STREQ((stage).id, GEMM_STAGE_ID);                                                          \
+    EXPECT_TRUE(::gemm::testing::launches_with(stage, launcher));                                     \
+  }
+
+// The GEMV stages' version of GEMM_STANDARD_STAGE_TESTS: the same tests at N = 1.
+#define GEMM_GEMV_STAGE_TESTS(Name, stage, launcher, cases)                                           \
+  class Gpu##Name : public ::testing::TestWithParam<::gemm::testing::GemmCase> {};                    \
+  TEST_P(Gpu##Name, MatchesCpuReference) {                                                            \
+    GEMM_REQUIRE_GPU();                                                                               \
+    ::gemm::testing::run_case(launcher, GetParam(), {8, 1, 1024});                                    \
+  }                                                                                                   \
+  INSTANTIATE_TEST_SUITE_P(Shapes, Gpu##Name, ::testing::ValuesIn(cases), ::gemm::testing::case_name); \
+  TEST(Gpu##Name##COffset, WorksWithAnElementAlignedC) {                                              \
+    GEMM_REQUIRE_GPU();                                                                               \
+    ::gemm::testing::run_case(launcher, {"c_offset_exact_M67_N1_K96_L2", 67, 1, 96, 2, ::gemm::Tier::kExact}, \
+                              {8, 1, 1024}, 1);                                                       \
+  }                                                                                                   \
+  TEST(Gpu##Name##Args, RejectsInvalidArgumentsAndWritesNothing) {                                   \
+    GEMM_REQUIRE_GPU();                                                                               \
+    ::gemm::testing::expect_rejects_invalid_gemv_arguments_gpu(launcher);                             \
+  }                                                                                                   \
+  TEST(Name##Args, RejectsInvalidArgumentsBeforeAnyLaunch) {                                          \
+    ::gemm::testing::expect_rejects_invalid_gemv_arguments_cpu(launcher);                             \
+  }                                                                                                   \
+  TEST(Name##Stage, IsRegisteredUnderItsFolderName) {                                                 \
+    EXPECT_STREQ((stage).id, GEMM_STAGE_ID);                                                          \
+    EXPECT_TRUE(::gemm::testing::launches_with(stage, launcher));                                     \
   }

@@ -1,0 +1,493 @@
+// =================================================================================================
+//  An NVFP4 GEMM for Blackwell, built one layer at a time                         stage 09
+//
+//  >> 09_gemv           NVFP4 at N = 1 (decode-time GEMV): stream the weights at DRAM speed on the
+//                       CUDA cores. Branches from the CUDA-core NVFP4 stages (03, 04), not from 07.
+//
+//  C = alpha * A * B^T with the contract of common/gemm_api.h at N = 1: A is M x K x L packed E2M1
+//  with blocked E4M3 scales, the vector B is 1 x K x L with its scales in the same blocked layout,
+//  C is M x 1 x L FP16.
+// =================================================================================================
+//
+// What changed since stage 04, and why (the README explains each with measurements)
+// ---------------------------------------------------------------------------------
+// 1. No tiles, no shared-memory staging, no tensor-core-shaped anything: at N = 1 every weight byte
+//    is used for exactly one multiply-add, so the kernel's only job is to read A once at DRAM speed.
+// 2. A CTA owns the 8 rows whose scales share one 32-byte sector of the blocked layout (rows 2p,
+//    2p+1, +32, +64, +96 of a 128-row block), so every scale sector read is fully used.
+// 3. Each lane reads 16 bytes of each of its 8 rows per step (one 32-byte load per row on sm_100a),
+//    a warp 512 contiguous bytes per row: 8 loads in flight per lane, enough bytes in flight per
+//    SM to cover DRAM latency (Little's law, README) without software pipelining.
+// 4. Cache policy per operand: A is streamed with L1::no_allocate; the vector and the scales are
+//    read through L1 (every CTA on an SM reads the same vector).
+// 5. The vector chunk is loaded and decoded once per lane and reused for all 8 rows.
+// 6. E2M1 -> FP16 decode: on Hopper by bit arithmetic (two masks, one permute per pair); on sm_100a
+//    by the hardware conversion cvt.rn.f16x2.e2m1x2. Products of E2M1 values are summed in FP16,
+//    where they are exact, 16 values (one scale block) at a time; the block sum times the two block
+//    scales is accumulated in FP32.
+// 7. K is split across the warps of a CTA and, where M * L is too small to fill the GPU, across the
+//    CTAs of a thread-block cluster; all reductions run in a fixed order (same bits every run).
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common/config.h"
+#include "common/cuda_check.h"
+#include "common/device_info.h"
+#include "common/gemm_api.h"
+#include "common/nvfp4_device.cuh"
+#include "common/ptx/cluster.cuh"
+#include "common/registry.h"
+#include "common/sf_layout.h"
+
+namespace stage09 {
+
+inline constexpr int kRowsPerGroup = 8;    // rows whose scales share one 32-byte sector
+inline constexpr int kGroupsPer128 = gemm::kSfTileRows / kRowsPerGroup;  // 16 groups per 128-row block
+inline constexpr int kLanes = 32;
+inline constexpr int kMaxWarps = 4;        // warps per CTA (fewer when K is short)
+inline constexpr int kMaxSplits = 8;       // CTAs per cluster splitting K (portable cluster limit)
+
+// How the weights are loaded: the cache policy experiment of the README.
+enum class ALoad { kCached, kNoAllocate, kNoAllocatePrefetch256 };
+
+// One kernel configuration. kChunk: bytes of each row a lane reads per step (16, or 32 where one
+// load instruction moves 32 bytes: sm_100a).
+// kMinCtas: CTAs of kMaxWarps warps that must fit on an SM (__launch_bounds__), which caps the
+// registers per thread. kOneWave: the launch plan gives CTAs fewer warps where that lets every CTA
+// be resident at once (LaunchPlan).
+template <int kChunk_, int kGroups_, ALoad kALoad_, int kMinCtas_ = 1, bool kOneWave_ = true>
+struct Config {
+  static constexpr int kChunk = kChunk_;
+  static constexpr int kMinCtas = kMinCtas_;
+  static constexpr bool kOneWave = kOneWave_;
+  static constexpr int kGroups = kGroups_;   // 8-row groups per CTA
+  static constexpr ALoad kALoad = kALoad_;
+  static constexpr int kRows = kRowsPerGroup * kGroups;
+  static constexpr int kWords = kChunk / 4;          // 32-bit words of a chunk: 8 E2M1 values each
+  static constexpr int kBlocks = kChunk / 8;         // 16-value scale blocks per chunk
+  static constexpr int kStepBytes = kLanes * kChunk; // bytes of one row a warp covers per step
+  static_assert(kChunk == 16 || kChunk == 32, "a chunk is one 16- or 32-byte load");
+};
+
+// ---- Loads ------------------------------------------------------------------------------------------
+
+struct Chunk16 {
+  uint32_t w[4];
+};
+
+// 16 bytes of A. ld.global.nc: read-only path. L1::no_allocate: the bytes are used once, so they
+// should not evict the vector and the scales from L1. L2::256B: ask L2 to fetch 256-byte lines.
+template <ALoad kind>
+__device__ __forceinline__ Chunk16 load_a16(const uint8_t* p) {
+  Chunk16 c;
+  if constexpr (kind == ALoad::kCached) {
+    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(c.w[0]), "=r"(c.w[1]), "=r"(c.w[2]), "=r"(c.w[3]) : "l"(p));
+  } else if constexpr (kind == ALoad::kNoAllocate) {
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(c.w[0]), "=r"(c.w[1]), "=r"(c.w[2]), "=r"(c.w[3]) : "l"(p));
+  } else {
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(c.w[0]), "=r"(c.w[1]), "=r"(c.w[2]), "=r"(c.w[3]) : "l"(p));
+  }
+  return c;
+}
+
+// 32 bytes of A: one ld.global.v8.b32 on sm_100a (256-bit loads are new there), two 16-byte loads
+// elsewhere.
+template <ALoad kind>
+__device__ __forceinline__ void load_a32(const uint8_t* p, uint32_t (&w)[8]) {
+#if GEMM_HAS_E2M1_CVT
+  if constexpr (kind == ALoad::kCached) {
+    asm volatile("ld.global.nc.v8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]), "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7])
+                 : "l"(p));
+  } else if constexpr (kind == ALoad::kNoAllocate) {
+    asm volatile("ld.global.nc.L1::no_allocate.v8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]), "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7])
+                 : "l"(p));
+  } else {
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8];"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]), "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7])
+                 : "l"(p));
+  }
+#else
+  const Chunk16 lo = load_a16<kind>(p), hi = load_a16<kind>(p + 16);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    w[i] = lo.w[i];
+    w[4 + i] = hi.w[i];
+  }
+#endif
+}
+
+// The vector and the scales: read through L1 (ld.global.nc), where the CTAs of an SM share them.
+__device__ __forceinline__ uint4 load_cached16(const uint8_t* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
+__device__ __forceinline__ uint32_t load_cached4(const uint8_t* p) { return __ldg(reinterpret_cast<const uint32_t*>(p)); }
+__device__ __forceinline__ uint32_t load_cached2(const uint8_t* p) { return __ldg(reinterpret_cast<const uint16_t*>(p)); }
+
+// ---- E2M1 decode ------------------------------------------------------------------------------------
+
+// The FP16 of an E2M1 value up to a constant factor: what decode8 returns, times kDecodeFactor,
+// is the value. On sm_100a the hardware converts exactly (factor 1); Hopper's bit arithmetic
+// yields value * 2^-14 (factor 2^14), see decode8.
+#if GEMM_HAS_E2M1_CVT
+inline constexpr float kDecodeFactor = 1.0f;
+#else
+inline constexpr float kDecodeFactor = 16384.0f;
+#endif
+
+// Eight E2M1 values (one 32-bit word, value 2i in the low nibble of byte i) -> four half2.
+// Which two values share a half2 differs between the two paths; A and B go through the same
+// function, so their products pair up correctly either way.
+__device__ __forceinline__ void decode8(uint32_t w, __half2 (&h)[4]) {
+#if GEMM_HAS_E2M1_CVT
+  // One cvt per byte: byte i -> (value 2i, value 2i+1), low nibble in the low half.
+  uint32_t r[4];
+  asm("{\n .reg .b8 b0, b1, b2, b3;\n mov.b32 {b0, b1, b2, b3}, %4;\n"
+      " cvt.rn.f16x2.e2m1x2 %0, b0;\n cvt.rn.f16x2.e2m1x2 %1, b1;\n"
+      " cvt.rn.f16x2.e2m1x2 %2, b2;\n cvt.rn.f16x2.e2m1x2 %3, b3;\n}"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(w));
+#pragma unroll
+  for (int i = 0; i < 4; ++i) h[i] = *reinterpret_cast<__half2*>(&r[i]);
+#else
+  // An E2M1 code s|e1 e0|m placed as the high byte s000 e1e0m0 of an FP16 (sign at bit 15, e1 e0
+  // as the two low exponent bits, m as the top mantissa bit) is that value times 2^-14, exactly,
+  // including the subnormal code 0001 (0.5 -> 2^-15). For every byte of w, even nibble:
+  //   even = (sign bit 3 -> bit 7) | (magnitude bits 0-2 -> bits 1-3)
+  //   odd  = (sign bit 7 stays)    | (magnitude bits 4-6 -> bits 1-3)
+  const uint32_t even = ((w << 4) & 0x80808080u) | ((w << 1) & 0x0E0E0E0Eu);
+  const uint32_t odd = (w & 0x80808080u) | ((w >> 3) & 0x0E0E0E0Eu);
+  // prmt with a zero second operand (selector digit 4 = a zero byte) moves two of those bytes into
+  // the high bytes of two halves: selector 0x1404 -> bytes {0, x.b0, 0, x.b1}, 0x3424 -> {0, x.b2, 0, x.b3}.
+  uint32_t r[4];
+  asm("prmt.b32 %0, %1, 0, 0x1404;" : "=r"(r[0]) : "r"(even));  // values 0, 2
+  asm("prmt.b32 %0, %1, 0, 0x3424;" : "=r"(r[1]) : "r"(even));  // values 4, 6
+  asm("prmt.b32 %0, %1, 0, 0x1404;" : "=r"(r[2]) : "r"(odd));   // values 1, 3
+  asm("prmt.b32 %0, %1, 0, 0x3424;" : "=r"(r[3]) : "r"(odd));   // values 5, 7
+#pragma unroll
+  for (int i = 0; i < 4; ++i) h[i] = *reinterpret_cast<__half2*>(&r[i]);
+#endif
+}
+
+// Two E4M3 scales (low byte first) -> two floats, by the hardware conversion (sm_89 and later).
+__device__ __forceinline__ float2 decode_scales2(uint32_t two_bytes) {
+  uint32_t h2;
+  const uint16_t in = uint16_t(two_bytes);
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(in));
+  return __half22float2(*reinterpret_cast<__half2*>(&h2));
+}
+
+// ---- The kernel -------------------------------------------------------------------------------------
+
+// Row `r` (0..7) of 8-row group `group`: rows 2p, 2p+1, 2p+32, 2p+33, ... of 128-row block b. Its
+// scales live in line 2p + (r & 1) of each 512-byte tile, word r / 2 (common/sf_layout.h).
+GEMM_HD int64_t group_row(int64_t group, int r) {
+  return (group / kGroupsPer128) * gemm::kSfTileRows + 32 * (r / 2) + 2 * (group % kGroupsPer128) + (r & 1);
+}
+
+// Sums v over the 32 lanes for 8 values at once (a reduce-scatter): after the three halving steps
+// lane l holds row ((l >> 2) & 7) summed over 8 lanes, the last two steps finish it. 9 shuffles
+// instead of 40; the order of additions is fixed, so the result is the same every run.
+__device__ __forceinline__ float reduce8(const float (&v)[8], int lane) {
+  float a[4], b[2];
+  const bool hi16 = lane & 16, hi8 = lane & 8, hi4 = lane & 4;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float send = hi16 ? v[i] : v[i + 4], keep = hi16 ? v[i + 4] : v[i];
+    a[i] = keep + __shfl_xor_sync(0xFFFFFFFFu, send, 16);
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const float send = hi8 ? a[i] : a[i + 2], keep = hi8 ? a[i + 2] : a[i];
+    b[i] = keep + __shfl_xor_sync(0xFFFFFFFFu, send, 8);
+  }
+  const float send = hi4 ? b[0] : b[1], keep = hi4 ? b[1] : b[0];
+  float s = keep + __shfl_xor_sync(0xFFFFFFFFu, send, 4);
+  s += __shfl_xor_sync(0xFFFFFFFFu, s, 2);
+  s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
+  return s;  // row (lane >> 2) & 7: bit 4 of the lane picks the upper four, bit 3 the upper two, bit 2 the upper one
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(kMaxWarps * kLanes, Cfg::kMinCtas)
+nvfp4_gemv(int M, int K, int splits, const uint8_t* __restrict__ A, const uint8_t* __restrict__ SFA,
+           const uint8_t* __restrict__ B, const uint8_t* __restrict__ SFB, float alpha, __half* __restrict__ C) {
+  constexpr int kRows = Cfg::kRows, kChunk = Cfg::kChunk, kWords = Cfg::kWords, kBlocks = Cfg::kBlocks;
+  const int warps = blockDim.x / kLanes, warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
+  const int split = blockIdx.x % splits;  // the rank in the cluster: clusters are consecutive CTAs in x
+  const int64_t first_group = int64_t(blockIdx.x / splits) * Cfg::kGroups;
+  const int64_t batch = blockIdx.y;
+  const int64_t row_bytes = K / 2;
+  if (group_row(first_group, 0) >= M) return;  // a whole cluster leaves together: its CTAs share first_group
+
+  A += batch * M * row_bytes;
+  SFA += batch * gemm::sf_batch_bytes(M, K);
+  B += batch * row_bytes;
+  SFB += batch * gemm::sf_batch_bytes(1, K);
+  const int64_t tiles_per_block = gemm::sf_padded_cols(K) / gemm::kSfTileCols;  // 512-byte tiles per 128 rows
+
+  const uint8_t* row_ptr[kRows];
+  bool row_in[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int64_t m = group_row(first_group + r / kRowsPerGroup, r % kRowsPerGroup);
+    row_in[r] = m < M;
+    row_ptr[r] = A + (row_in[r] ? m : 0) * row_bytes;
+  }
+
+  float acc[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
+
+  // Steps: kStepBytes of every row; this warp takes steps warp + split * warps, + warps * splits, ...
+  const int64_t steps = (row_bytes + Cfg::kStepBytes - 1) / Cfg::kStepBytes;
+#pragma unroll 1
+  for (int64_t step = warp + int64_t(split) * warps; step < steps; step += int64_t(warps) * splits) {
+    const int64_t byte = step * Cfg::kStepBytes + int64_t(lane) * kChunk;  // this lane's first byte of each row
+    if (byte >= row_bytes) continue;  // past the end of K (only in the last step)
+    // kChunk = 32 may find only its first 16 bytes inside the row (K is a multiple of 32, not 64).
+    const bool second_half = kChunk == 16 || byte + 16 < row_bytes;
+
+    // 1. Loads: the A chunk of every row first (the bytes in flight), then the vector and scales.
+    uint32_t a[kRows][kWords];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      if (kChunk == 16) {
+        const Chunk16 c = row_in[r] ? load_a16<Cfg::kALoad>(row_ptr[r] + byte) : Chunk16{};
+#pragma unroll
+        for (int i = 0; i < kWords; ++i) a[r][i] = c.w[i % 4];
+      } else {
+        uint32_t w[8] = {};
+        if (row_in[r] && second_half) {
+          load_a32<Cfg::kALoad>(row_ptr[r] + byte, w);
+        } else if (row_in[r]) {
+          const Chunk16 c = load_a16<Cfg::kALoad>(row_ptr[r] + byte);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) w[i] = c.w[i];
+        }
+#pragma unroll
+        for (int i = 0; i < kWords; ++i) a[r][i] = w[i % 8];
+      }
+    }
+    // The scale tile of this chunk: 64 values of k = 32 bytes of a row per tile.
+    const int64_t tile = byte / 32;
+    const int sf_byte = (kChunk == 16) ? int(byte / 16) % 2 * 2 : 0;  // a 16-byte chunk is half a tile
+    uint32_t b_words[kWords];
+    {
+      const uint4 lo = load_cached16(B + byte);
+      const uint4 hi = (kChunk == 32 && second_half) ? load_cached16(B + byte + 16) : make_uint4(0, 0, 0, 0);
+      const uint32_t all[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+      for (int i = 0; i < kWords; ++i) b_words[i] = all[i];
+    }
+    // The vector's scales: row 0 of its blocked layout, line 0 of each tile.
+    const uint32_t sfb_bytes = kChunk == 16 ? load_cached2(SFB + tile * gemm::kSfTileBytes + sf_byte)
+                                            : load_cached4(SFB + tile * gemm::kSfTileBytes);
+    // A's scales: per 8-row group, lines 2p and 2p+1 of the tile (one 32-byte sector): word q of
+    // line t holds the four scales of row 2q + t of the group.
+    uint4 sfa_line[Cfg::kGroups][2];
+#pragma unroll
+    for (int g = 0; g < Cfg::kGroups; ++g) {
+      const int64_t grp = first_group + g;
+      const uint8_t* t0 = SFA + ((grp / kGroupsPer128) * tiles_per_block + tile) * gemm::kSfTileBytes +
+                          (grp % kGroupsPer128) * 2 * 16;
+      sfa_line[g][0] = load_cached16(t0);
+      sfa_line[g][1] = load_cached16(t0 + 16);
+    }
+
+    // 2. The vector chunk, decoded once for all rows (times kDecodeFactor on Hopper: exact, see
+    //    decode8), and its block scales (times kDecodeFactor, which undoes the factor of A's decode).
+    __half2 b[kWords][4];
+    const __half2 undo = __float2half2_rn(kDecodeFactor);
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) {
+      decode8(b_words[i], b[i]);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) b[i][j] = __hmul2(b[i][j], undo);
+    }
+    float sb[kBlocks];
+#pragma unroll
+    for (int j = 0; j < kBlocks; j += 2) {
+      const float2 s = decode_scales2(sfb_bytes >> (8 * j));
+      sb[j] = s.x * kDecodeFactor;
+      sb[j + 1] = s.y * kDecodeFactor;
+    }
+
+    // 3. Per row: 16 products at a time summed in FP16 (exact: see the README), times the two scales in FP32.
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const uint4& line = sfa_line[r / kRowsPerGroup][r % 2];
+      const int q = (r % kRowsPerGroup) / 2;
+      const uint32_t word = q == 0 ? line.x : q == 1 ? line.y : q == 2 ? line.z : line.w;
+      const uint32_t sfa_bytes = word >> (8 * sf_byte);
+#pragma unroll
+      for (int j = 0; j < kBlocks; j += 2) {
+        const float2 sa = decode_scales2(sfa_bytes >> (8 * j));
+#pragma unroll
+        for (int jj = 0; jj < 2; ++jj) {
+          const int blk = j + jj;
+          if (kChunk == 32 && blk >= 2 && !second_half) continue;  // past K: no data, scales undefined
+          __half2 h[2][4];
+          decode8(a[r][2 * blk], h[0]);
+          decode8(a[r][2 * blk + 1], h[1]);
+          __half2 p = __hmul2(h[0][0], b[2 * blk][0]);
+#pragma unroll
+          for (int i = 1; i < 8; ++i) p = __hfma2(h[i / 4][i % 4], b[2 * blk + i / 4][i % 4], p);
+          const float2 pf = __half22float2(p);
+          const float s = (jj == 0 ? sa.x : sa.y) * sb[blk];
+          acc[r] = fmaf(pf.x, s, acc[r]);
+          acc[r] = fmaf(pf.y, s, acc[r]);
+        }
+      }
+    }
+  }
+
+  // 4. Reductions, each in a fixed order: lanes (reduce8), warps (shared memory), then the CTAs of
+  //    the cluster (distributed shared memory, rank 0 adds the ranks in order).
+  __shared__ float warp_sums[kMaxWarps][kRows];
+  __shared__ float cta_sums[kRows];
+#pragma unroll
+  for (int g = 0; g < Cfg::kGroups; ++g) {
+    float v[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) v[i] = acc[g * kRowsPerGroup + i];
+    const float s = reduce8(v, lane);
+    if (lane % 4 == 0) warp_sums[warp][g * kRowsPerGroup + (lane >> 2)] = s;
+  }
+  __syncthreads();
+  if (threadIdx.x < kRows) {
+    float s = warp_sums[0][threadIdx.x];
+    for (int w = 1; w < warps; ++w) s += warp_sums[w][threadIdx.x];
+    cta_sums[threadIdx.x] = s;
+  }
+  if (splits > 1) {
+    gemm::ptx::cluster_sync();  // every rank's cta_sums written and visible cluster-wide
+    if (split == 0 && threadIdx.x < kRows) {
+      const uint32_t local = uint32_t(__cvta_generic_to_shared(&cta_sums[threadIdx.x]));
+      float s = cta_sums[threadIdx.x];
+      for (int rank = 1; rank < splits; ++rank)
+        s += __uint_as_float(gemm::ptx::ld_cluster_u32(gemm::ptx::map_to_rank(local, uint32_t(rank))));
+      cta_sums[threadIdx.x] = s;
+    }
+    gemm::ptx::cluster_sync();  // no rank leaves (freeing its shared memory) before rank 0 has read it
+  } else {
+    __syncthreads();
+  }
+  if (split == 0 && threadIdx.x < kRows) {
+    const int64_t m = group_row(first_group + threadIdx.x / kRowsPerGroup, threadIdx.x % kRowsPerGroup);
+    if (m < M) C[batch * M + m] = __float2half_rn(cta_sums[threadIdx.x] * alpha);
+  }
+}
+
+// ---- Launch -----------------------------------------------------------------------------------------
+
+struct LaunchPlan {
+  int64_t groups = 0;  // 8-row groups that hold at least one row
+  int ctas_per_batch = 0;
+  int splits = 1;      // CTAs per cluster, each taking 1/splits of K
+  int warps = 1;
+  std::string describe() const;
+};
+
+inline std::string LaunchPlan::describe() const {
+  return std::to_string(ctas_per_batch) + " CTAs per batch (" + std::to_string(groups) + " row groups x " +
+         std::to_string(splits) + " K-split" + (splits > 1 ? " cluster" : "") + "), " + std::to_string(warps) +
+         " warps each";
+}
+
+// CTAs of `warps` warps of this kernel resident per SM: the GPU's answer, else (no GPU: the CPU
+// tests) what the register cap of kMinCtas implies.
+template <class Cfg>
+int ctas_per_sm(int warps);
+
+// Splits K over a cluster only when M * L leaves most SMs idle; the warps per CTA follow K. Where all
+// CTAs could be resident at once with fewer (but at least 2) warps each, and not with kMaxWarps, it
+// takes fewer: a wave and a fraction leaves the last fraction streaming with a fraction of the
+// GPU's loads in flight (README, "Registers and waves").
+template <class Cfg>
+LaunchPlan plan(int M, int K, int L, int sm_count) {
+  LaunchPlan p;
+  // Groups of the last 128-row block with no row below M are never launched (when that block holds
+  // fewer than 32 rows, only groups p with 2p < rows left can hold one).
+  const int64_t full_blocks = M / gemm::kSfTileRows, rest = M % gemm::kSfTileRows;
+  p.groups = full_blocks * kGroupsPer128 + (rest == 0 ? 0 : rest >= 32 ? kGroupsPer128 : (rest + 1) / 2);
+  const int64_t ctas = (p.groups + Cfg::kGroups - 1) / Cfg::kGroups;
+  const int64_t steps = (int64_t(K / 2) + Cfg::kStepBytes - 1) / Cfg::kStepBytes;
+  while (p.splits < kMaxSplits && ctas * L * p.splits < 2 * int64_t(sm_count) && steps >= 2 * p.splits * 2)
+    p.splits *= 2;
+  p.warps = int(std::min<int64_t>(kMaxWarps, (steps + p.splits - 1) / p.splits));
+  const int64_t total = ctas * L * p.splits;
+  if (Cfg::kOneWave && total > int64_t(ctas_per_sm<Cfg>(p.warps)) * sm_count)
+    for (int w = p.warps / 2; w >= 2; w /= 2)
+      if (total <= int64_t(ctas_per_sm<Cfg>(w)) * sm_count) {
+        p.warps = w;
+        break;
+      }
+  if (ctas * p.splits > INT_MAX)
+    throw std::invalid_argument("stage09: M = " + std::to_string(M) + " needs more CTAs than a grid holds");
+  p.ctas_per_batch = int(ctas * p.splits);
+  return p;
+}
+
+template <class Cfg>
+void launch_config(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
+  gemm::validate_gemv(args);
+  const gemm::GpuInfo& gpu = gemm::gpu_info();
+  const LaunchPlan p = plan<Cfg>(args.M, args.K, args.L, gpu.usable ? gpu.sm_count : 132);
+  // A CTA's groups must be whole groups of the grid: ctas_per_batch counts clusters of `splits`.
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned(p.ctas_per_batch), unsigned(args.L), 1);
+  config.blockDim = dim3(unsigned(p.warps * kLanes), 1, 1);
+  config.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = unsigned(p.splits);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, nvfp4_gemv<Cfg>, args.M, args.K, p.splits, args.A, args.SFA, args.B,
+                                args.SFB, args.alpha, args.C));
+}
+
+template <class Cfg>
+int ctas_per_sm(int warps) {
+  static int cached[kMaxWarps + 1] = {};  // per warp count; a benign race writes the same value
+  if (cached[warps] == 0) {
+    int n = 0;
+    if (!gemm::gpu_info().usable ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, nvfp4_gemv<Cfg>, warps * kLanes, 0) != cudaSuccess || n < 1) {
+      (void)cudaGetLastError();
+      n = std::max(1, Cfg::kMinCtas) * kMaxWarps / warps;
+    }
+    cached[warps] = n;
+  }
+  return cached[warps];
+}
+
+// The stage's configuration: 32-byte chunks where one load moves them (sm_100), 16 bytes elsewhere.
+// Hopper: at most 80 registers (6 CTAs of 4 warps per SM) and the one-wave rule of plan().
+using Hopper = Config<16, 1, ALoad::kNoAllocate, 6>;
+using Blackwell = Config<32, 1, ALoad::kNoAllocate, 4>;
+
+inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
+  if (gemm::gpu_info().usable && gemm::gpu_info().cc_major == 10)
+    launch_config<Blackwell>(args, stream);
+  else
+    launch_config<Hopper>(args, stream);
+}
+
+inline constexpr gemm::Stage kStage{"09_gemv",
+                                    "NVFP4 GEMV (N = 1): the weights streamed once at DRAM speed on the CUDA cores",
+                                    gemm::Precision::kNvfp4, nullptr, &launch};
+
+}  // namespace stage09

@@ -1,0 +1,117 @@
+// Stage 09 against the CPU reference at N = 1: every tail of the GEMV case list (M = 1, odd M, rows
+// past 32 and 128, K = 32, K not a multiple of 64, long K split over warps and clusters, L up to
+// 8) in every tier, each run twice for identical bits; invalid arguments; and the pieces the stage
+// adds: the E2M1 decode, the row groups, the launch plan. Every kernel configuration the benchmark
+// times is tested too.
+#include "kernel.cuh"
+
+#include <set>
+#include <vector>
+
+#include "common/device_buffer.h"
+#include "common/formats.h"
+#include "common/harness/gemm_tests.h"
+
+namespace {
+
+GEMM_GEMV_STAGE_TESTS(Nvfp4Gemv, stage09::kStage, stage09::launch, gemm::testing::nvfp4_gemv_cases())
+
+// The other configurations (the benchmark's variants): every one must be right on the tails too.
+std::vector<gemm::testing::GemmCase> variant_cases() {
+  std::vector<gemm::testing::GemmCase> c;
+  for (const auto& g : gemm::testing::nvfp4_gemv_cases())
+    if (int64_t(g.M) * g.K * g.L <= (int64_t(1) << 22)) c.push_back(g);
+  return c;
+}
+class GpuGemvVariants : public ::testing::TestWithParam<gemm::testing::GemmCase> {};
+TEST_P(GpuGemvVariants, Chunk32MatchesCpuReference) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(stage09::launch_config<stage09::Blackwell>, GetParam(), {8, 1, 1024});
+}
+TEST_P(GpuGemvVariants, TwoGroupsPerCtaMatchCpuReference) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(stage09::launch_config<stage09::Config<16, 2, stage09::ALoad::kCached>>, GetParam(),
+                          {16, 1, 1024});
+}
+TEST_P(GpuGemvVariants, UncappedRegistersMatchCpuReference) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(stage09::launch_config<stage09::Config<16, 1, stage09::ALoad::kNoAllocatePrefetch256>>,
+                          GetParam(), {8, 1, 1024});
+}
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuGemvVariants, ::testing::ValuesIn(variant_cases()), gemm::testing::case_name);
+
+// ---- The E2M1 decode: every byte, both nibbles, against common/formats.h -------------------------------
+
+__global__ void decode_all_bytes(uint32_t* out) {
+  // Thread t decodes word t of the 64 words holding bytes 0..255 in order.
+  const uint32_t t = threadIdx.x;
+  const uint32_t w = (4 * t) | ((4 * t + 1) << 8) | ((4 * t + 2) << 16) | ((4 * t + 3) << 24);
+  __half2 h[4];
+  stage09::decode8(w, h);
+  for (int i = 0; i < 4; ++i) out[4 * t + i] = *reinterpret_cast<uint32_t*>(&h[i]);
+}
+
+TEST(GpuGemvDecode, EveryByteDecodesToItsTwoValuesTimesTheFactor) {
+  GEMM_REQUIRE_GPU();
+  gemm::DeviceBuffer<uint32_t> out(256);
+  out.fill_bytes(0xFF);
+  decode_all_bytes<<<1, 64>>>(out.get());
+  CUDA_CHECK_LAUNCH();
+  const auto got = out.download();
+  // Whatever the pairing of values into half2, word t must yield exactly the 8 values of its 4
+  // bytes (as a multiset) times 1 / kDecodeFactor; the dot product pairs A and B the same way.
+  const bool hardware = gemm::gpu_info().cc_major == 10;
+  const double factor = hardware ? 1.0 : 1.0 / 16384.0;
+  for (int t = 0; t < 64; ++t) {
+    std::multiset<double> want, have;
+    for (int b = 0; b < 4; ++b) {
+      const uint8_t byte = uint8_t(4 * t + b);
+      want.insert(gemm::e2m1_to_float(gemm::e2m1_even(byte)) * factor);
+      want.insert(gemm::e2m1_to_float(gemm::e2m1_odd(byte)) * factor);
+    }
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t v = got[4 * t + i];
+      have.insert(gemm::half_bits_to_double(uint16_t(v & 0xFFFF)));
+      have.insert(gemm::half_bits_to_double(uint16_t(v >> 16)));
+    }
+    EXPECT_EQ(want, have) << "word " << t;
+  }
+}
+
+// ---- Row groups and the launch plan ---------------------------------------------------------------------
+
+TEST(GemvRowGroups, EightRowsShareOneScaleSectorAndEveryRowIsInOneGroup) {
+  std::vector<int> seen(256, 0);
+  for (int g = 0; g < 32; ++g) {
+    std::set<int64_t> sectors;
+    for (int r = 0; r < 8; ++r) {
+      const int64_t m = stage09::group_row(g, r);
+      ASSERT_LT(m, 256);
+      ++seen[m];
+      sectors.insert(gemm::sf_offset(m, 0, 64) / 32);  // the 32-byte sector of the row's first scale
+    }
+    EXPECT_EQ(sectors.size(), 1u) << "group " << g;
+  }
+  for (int m = 0; m < 256; ++m) EXPECT_EQ(seen[m], 1) << "row " << m;
+}
+
+TEST(GemvPlan, SplitsKOnlyWhenRowsAreFewAndNeverLaunchesAnEmptyGroup) {
+  using C = stage09::Hopper;
+  const auto big = stage09::plan<C>(7168, 16384, 1, 132);
+  EXPECT_EQ(big.splits, 1);
+  EXPECT_EQ(big.groups, 7168 / 8);
+  // 896 CTAs do not all fit at 4 warps (6 per SM at 80 registers), so the one-wave rule halves the warps.
+  EXPECT_EQ(big.warps, 2);
+  EXPECT_LE(big.ctas_per_batch, stage09::ctas_per_sm<C>(2) * 132);
+  EXPECT_EQ(stage09::plan<C>(4096, 7168, 8, 132).warps, stage09::kMaxWarps);  // many waves at any width
+  const auto one = stage09::plan<C>(1, 65536, 1, 132);
+  EXPECT_EQ(one.groups, 1);
+  EXPECT_EQ(one.splits, stage09::kMaxSplits);
+  EXPECT_EQ(stage09::plan<C>(3, 64, 1, 132).groups, 2);   // rows 0,1 | 2
+  EXPECT_EQ(stage09::plan<C>(33, 64, 1, 132).groups, 16);  // row 32 belongs to group 0
+  EXPECT_EQ(stage09::plan<C>(129, 64, 1, 132).groups, 17);
+  EXPECT_EQ(stage09::plan<C>(4096, 7168, 8, 132).splits, 1);
+  EXPECT_EQ(stage09::plan<C>(1, 32, 1, 132).warps, 1);
+}
+
+}  // namespace
