@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -213,7 +214,8 @@ const CopyCase kCopyCases[] = {
      "protocol checker: waiter-behind: .*barrier 'tick' \\[0\\].*\\(phases completed at this warp's last wait, now\\) 0, 3"},
 };
 
-constexpr int kRepetitions = 100;
+// 100 by default; GEMM_PROTOCOL_REPETITIONS=n to print each message quickly.
+const int kRepetitions = std::getenv("GEMM_PROTOCOL_REPETITIONS") ? std::atoi(std::getenv("GEMM_PROTOCOL_REPETITIONS")) : 100;
 
 class GpuProtocolCheckerCopy : public GpuProtocolChecker, public ::testing::WithParamInterface<CopyCase> {};
 TEST_P(GpuProtocolCheckerCopy, CaughtInEveryRepetitionWithItsMessage) {

@@ -507,7 +507,8 @@ PipelineRun run_broken(const BrokenCase& c) {
 // Report mode: the checker records the violation and ends the kernel's checked work cleanly, so the
 // same broken kernel runs again and again in one process. Every repetition must be caught, with the
 // same message: the checker decides from the order of operations, not from timing.
-constexpr int kRepetitions = 100;
+// 100 by default; GEMM_PROTOCOL_REPETITIONS=n to print each message quickly.
+const int kRepetitions = std::getenv("GEMM_PROTOCOL_REPETITIONS") ? std::atoi(std::getenv("GEMM_PROTOCOL_REPETITIONS")) : 100;
 
 class GpuTcgen05ProtocolBroken : public ::testing::TestWithParam<BrokenCase> {
  protected:
