@@ -129,12 +129,10 @@ int main(int argc, char** argv) {
     defaults.M = defaults.N = defaults.K = 1024;
     defaults.iters = 3;
   }
-  const auto opts = gemm::program::parse(argc, argv, stage05::kStage, defaults, {"--bn"});
-  const int bn = opts.extra.count("--bn") ? std::stoi(opts.extra.at("--bn")) : 256;
-  if (bn != 128 && bn != 256) {
-    std::fprintf(stderr, "--bn must be 128 or 256\n");
-    return 2;
-  }
+  gemm::program::Flag bn_flag{"--bn", "BN", "width of the pair's tile of C, its N extent (default 256)"};
+  bn_flag.choices = {128, 256};
+  const auto opts = gemm::program::parse(argc, argv, stage05::kStage, defaults, {bn_flag});
+  const int bn = gemm::program::flag_int(opts, "--bn", 256);
   gemm::program::banner(stage05::kStage);
   if (emulated)
     std::printf("\n  tcgen05 is EMULATED on this GPU (%s): the default problem is %d x %d x %d and %d timed runs;\n"
