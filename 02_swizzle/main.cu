@@ -2,7 +2,7 @@
 // one warp touches; then run, checked and timed.  ./stage02 --help for options;
 // --bank-map FILE writes the maps as JSON (docs/plot.py draws docs/plots/02_swizzle_bank_map.svg).
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "kernel.cuh"
@@ -77,8 +77,8 @@ void walkthrough() {
                                  stage02::kThreads);
 }
 
-void write_bank_map(const std::string& path) {
-  std::ofstream f(path);
+bool write_bank_map(const std::string& path) {
+  std::ostringstream f;
   auto layout = [&](const char* name, const std::vector<LaneAccess>& v, bool last) {
     const gemm::BankReport r = gemm::bank_conflicts(bytes_of(v), 16);
     f << "    \"" << name << "\": {\"wavefronts\": " << r.wavefronts << ", \"ideal\": " << r.ideal << ", \"lanes\": [";
@@ -92,16 +92,19 @@ void write_bank_map(const std::string& path) {
   layout("plain", b_read(false), false);
   layout("swizzled", b_read(true), true);
   f << "  }\n}\n";
-  std::printf("  wrote %s\n", path.c_str());
+  return gemm::program::write_output_file("--bank-map", path, f.str());
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto opts = gemm::program::parse(argc, argv, stage02::kStage, {}, {"--bank-map"});
+  const gemm::program::Flag bank_map{"--bank-map", "FILE",
+                                     "write the plain and swizzled bank maps as JSON (docs/plot.py draws them)",
+                                     gemm::program::Flag::Kind::kOutputFile};
+  const auto opts = gemm::program::parse(argc, argv, stage02::kStage, {}, {bank_map});
   gemm::program::banner(stage02::kStage);
   walkthrough();
-  if (opts.extra.count("--bank-map")) write_bank_map(opts.extra.at("--bank-map"));
+  if (opts.extra.count("--bank-map") && !write_bank_map(opts.extra.at("--bank-map"))) return 1;
   gemm::program::section("Run, check, time");
   const auto result = gemm::program::run_and_check(stage02::kStage, opts);
   return gemm::program::finish(stage02::kStage, opts, result);

@@ -43,9 +43,10 @@ void show_block(uint64_t seed) {
   const uint8_t s = q.scale(0, 0, 0);
   std::printf("  inputs: ");
   for (int k = 0; k < 16; ++k) std::printf("%s%.3f", k ? " " : "", x[k]);
-  std::printf("\n  block amax %.4f; scale = E4M3(amax / 6 * gs) = E4M3(%.4f) = 0x%02X (sign %d, exponent %d, mantissa %d)"
-              " = %g\n", bamax, bamax / 6 * q.global_scale, s, s >> 7, (s >> 3) & 15, s & 7, gemm::e4m3_to_float(s));
-  const float enc = q.global_scale / std::max(gemm::e4m3_to_float(s), 1e-12f);
+  // Scales are unsigned E4M3: readers ignore bit 7 (common/formats.h, ue4m3_to_float).
+  std::printf("\n  block amax %.4f; scale = UE4M3(amax / 6 * gs) = UE4M3(%.4f) = 0x%02X (exponent %d, mantissa %d)"
+              " = %g\n", bamax, bamax / 6 * q.global_scale, s, (s >> 3) & 15, s & 7, gemm::ue4m3_to_float(s));
+  const float enc = q.global_scale / std::max(gemm::ue4m3_to_float(s), 1e-12f);
   std::printf("  each value x becomes E2M1(x * gs / scale) = E2M1(x * %.4f)\n", enc);
   std::printf("  byte  hex   low nibble (even k)      high nibble (odd k)\n");
   double err2 = 0, ref2 = 0;
@@ -55,7 +56,7 @@ void show_block(uint64_t seed) {
     std::printf("  %4d  0x%02X  0x%X = %4.1f <- %7.3f      0x%X = %4.1f <- %7.3f\n", i, b, lo, gemm::e2m1_to_float(lo),
                 x[2 * i] * enc, hi, gemm::e2m1_to_float(hi), x[2 * i + 1] * enc);
     for (int j = 0; j < 2; ++j) {
-      const float dec = gemm::e2m1_to_float(j ? hi : lo) * gemm::e4m3_to_float(s) / q.global_scale;
+      const float dec = gemm::e2m1_to_float(j ? hi : lo) * gemm::ue4m3_to_float(s) / q.global_scale;
       err2 += (dec - x[2 * i + j]) * (dec - x[2 * i + j]);
       ref2 += x[2 * i + j] * x[2 * i + j];
     }

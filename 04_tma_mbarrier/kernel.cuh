@@ -176,8 +176,8 @@ nvfp4_tma_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
       {
         const int r = threadIdx.x / 2, half = threadIdx.x % 2, k16 = slice * 2 + half;
         const uint32_t src = smem_offset(r, slice) + half * 8;
-        const float sa = gemm::e4m3_to_float(buf.sfa[gemm::sf_offset(r, k16, kTileK)]);
-        const float sb = gemm::e4m3_to_float(buf.sfb[gemm::sf_offset(r, k16, kTileK)]);
+        const float sa = gemm::ue4m3_to_float(buf.sfa[gemm::sf_offset(r, k16, kTileK)]);
+        const float sb = gemm::ue4m3_to_float(buf.sfb[gemm::sf_offset(r, k16, kTileK)]);
         decode_16(*reinterpret_cast<const uint2*>(buf.a + src), sa, s.e2m1_table, s.a_dec, r, half * 4);
         decode_16(*reinterpret_cast<const uint2*>(buf.b + src), sb, s.e2m1_table, s.b_dec, r, half * 4);
       }

@@ -150,7 +150,12 @@ int main(int argc, char** argv) {
   }
   // --trace FILE: also record one run's timeline; --pairs P: in that run, use P pairs (a few pairs
   // with many units each show the overlap of the roles best).
-  const auto opts = gemm::program::parse(argc, argv, stage07::kStage, defaults, {"--trace", "--pairs"});
+  using Flag = gemm::program::Flag;
+  const Flag trace_flag{"--trace", "FILE", "after a passing run, run once more recording every role's steps and write\n"
+                        "                 the timeline as JSON (docs/timeline.py draws it)", Flag::Kind::kOutputFile};
+  Flag pairs_flag{"--pairs", "P", "in the --trace run, use at most P CTA pairs (default: all that fit)"};
+  pairs_flag.requires_flag = "--trace";
+  const auto opts = gemm::program::parse(argc, argv, stage07::kStage, defaults, {trace_flag, pairs_flag});
   gemm::program::banner(stage07::kStage);
   if (emulated)
     std::printf("\n  tcgen05 is EMULATED on this GPU (%s): the default problem is %d x %d x %d and %d timed runs;\n"
@@ -159,7 +164,11 @@ int main(int argc, char** argv) {
   walkthrough(opts);
   gemm::program::section("Run, check, time");
   const auto result = gemm::program::run_and_check(stage07::kStage, opts);
-  if (opts.extra.count("--trace") && result.status == "PASSED")
-    trace(opts, opts.extra.at("--trace"), opts.extra.count("--pairs") ? std::stoi(opts.extra.at("--pairs")) : 0);
+  if (opts.extra.count("--trace")) {
+    if (result.status == "PASSED")
+      trace(opts, opts.extra.at("--trace"), gemm::program::flag_int(opts, "--pairs", 0));
+    else
+      std::printf("  --trace: no timeline written (the run did not pass)\n");
+  }
   return gemm::program::finish(stage07::kStage, opts, result);
 }

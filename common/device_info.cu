@@ -4,13 +4,51 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 namespace gemm {
 namespace {
 
-// A kernel with no work, only to ask whether this binary has code the GPU can load.
+// A kernel with no work, only to ask whether common/'s code (compiled like every stage's from
+// sm_80 on) loads on this GPU.
 __global__ void probe_kernel() {}
+
+#ifndef GEMM_COMMON_ARCHITECTURES
+#define GEMM_COMMON_ARCHITECTURES "?"
+#endif
+
+ProgramNeeds& declared_needs() {
+  static ProgramNeeds needs;  // function-local: safe during static initialisation
+  return needs;
+}
+
+// What a compute capability (x 10) gives a program, for the messages.
+std::string describe_need(int min_sm) {
+  const std::string cc = std::to_string(min_sm / 10) + "." + std::to_string(min_sm % 10);
+  if (min_sm >= 100) return "tcgen05 tensor cores, compute capability " + cc;
+  if (min_sm >= 90) return "TMA and thread-block clusters, compute capability " + cc + " or newer";
+  return "compute capability " + cc + " or newer";
+}
+
+// `built` says whose code (this program's, or common/'s) was built for what; none of it loads here.
+std::string no_code_text(const GpuInfo& g, cudaError_t err, const std::string& built) {
+  std::string s = "no code in this build loads on " + g.name + " (sm_" + std::to_string(g.cc_major) +
+                  std::to_string(g.cc_minor) + "): " + built;
+  if (err != cudaErrorNoKernelImageForDevice) s += std::string(" (") + cudaGetErrorString(err) + ")";
+  if (err == cudaErrorUnsupportedPtxVersion) s += "; the driver is older than the toolkit that wrote the PTX";
+  const char* jit = std::getenv("CUDA_FORCE_PTX_JIT");
+  if (jit && *jit && std::string(jit) != "0")
+    s += "; CUDA_FORCE_PTX_JIT is set: the driver ignores machine code, and -real targets carry no PTX";
+  return s + " (README.md, \"Which GPU runs what\")";
+}
+
+cudaError_t load(const void* kernel) {
+  cudaFuncAttributes attr{};
+  const cudaError_t err = cudaFuncGetAttributes(&attr, kernel);
+  cudaGetLastError();
+  return err;
+}
 
 GpuInfo probe() {
   GpuInfo g;
@@ -23,12 +61,16 @@ GpuInfo probe() {
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
     g.why_not = std::string("no CUDA device (") + cudaGetErrorString(err) + ")";
+    if (err == cudaErrorInsufficientDriver)
+      g.why_not += ": the driver (CUDA " + cuda_version_string(g.driver_version) + ") is older than this build's CUDA " +
+                   cuda_version_string(g.runtime_version) + " runtime; README.md, \"Troubleshooting\"";
     cudaGetLastError();
     return g;
   }
   cudaGetDevice(&g.device);
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, g.device);
+  g.present = true;
   g.name = prop.name;
   g.cc_major = prop.major;
   g.cc_minor = prop.minor;
@@ -39,19 +81,31 @@ GpuInfo probe() {
   cudaDeviceGetAttribute(&g.sm_clock_khz, cudaDevAttrClockRate, g.device);
   cudaDeviceGetAttribute(&g.mem_clock_khz, cudaDevAttrMemoryClockRate, g.device);
 
-  cudaFuncAttributes attr{};
-  err = cudaFuncGetAttributes(&attr, probe_kernel);
-  if (err != cudaSuccess) {
-    g.why_not = "this build has no code for " + g.name + " (sm_" + std::to_string(g.cc_major) +
-                std::to_string(g.cc_minor) + "); it targets sm_90a and sm_100a: " + cudaGetErrorString(err);
-    cudaGetLastError();
+  const ProgramNeeds& needs = declared_needs();
+  const int sm = 10 * g.cc_major + g.cc_minor;
+  if (sm < needs.min_sm) {
+    g.why_not = g.name + " is compute capability " + g.compute_capability() + "; this program needs " +
+                describe_need(needs.min_sm) + " (README.md, \"Which GPU runs what\")";
     return g;
+  }
+  if (const cudaError_t e = load(reinterpret_cast<const void*>(&probe_kernel)); e != cudaSuccess) {
+    g.why_not = no_code_text(g, e, std::string("common/ was built for ") + GEMM_COMMON_ARCHITECTURES);
+    return g;
+  }
+  if (needs.load_probe) {
+    if (const cudaError_t e = needs.load_probe(); e != cudaSuccess) {
+      g.why_not = no_code_text(g, e, "this program needs " + describe_need(needs.min_sm) + ", and was built for " +
+                                         needs.architectures);
+      return g;
+    }
   }
   g.usable = true;
   return g;
 }
 
 }  // namespace
+
+void declare_program_needs(const ProgramNeeds& needs) { declared_needs() = needs; }
 
 const GpuInfo& gpu_info() {
   static const GpuInfo info = probe();

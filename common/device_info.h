@@ -1,13 +1,17 @@
 // What GPU (if any) this process can use, and the numbers the programs report about it.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <string>
 
 namespace gemm {
 
 struct GpuInfo {
-  bool usable = false;
-  std::string why_not;     // set when !usable: no driver, no device, or no code for this GPU
+  bool present = false;    // a driver and a device answered
+  bool usable = false;     // present, and this program's kernels run on it (see ProgramNeeds)
+  std::string why_not;     // set when !usable, in one line: no driver, no device, a GPU older than
+                           // this program needs, or no code for this GPU in this build
   int device = 0;
   std::string name;
   int cc_major = 0, cc_minor = 0;
@@ -39,8 +43,22 @@ struct GpuInfo {
   std::string compute_capability() const { return std::to_string(cc_major) + "." + std::to_string(cc_minor); }
 };
 
-// Probed once; never throws. A GPU is "usable" when the driver answers and this binary carries code
-// that the GPU can run (sm_90a or sm_100a).
+// What a program's kernels need: the lowest compute capability they run on (x 10: 80 = 8.0) and the
+// architectures the build compiled them for. add_gemm_stage() links a unit into each stage's program,
+// test and benchmark that declares its stage's MIN_SM (common/program_needs.cu); a program that
+// declares nothing needs 80, the minimum of common/.
+struct ProgramNeeds {
+  int min_sm = 80;
+  const char* architectures = "";  // as configured, e.g. "90a-real, 100a-real"
+  // Loads a kernel compiled like the program's own: cudaSuccess where the build has code for this GPU.
+  cudaError_t (*load_probe)() = nullptr;
+};
+// Called during static initialisation, before anything asks gpu_info().
+void declare_program_needs(const ProgramNeeds& needs);
+
+// Probed once, on first use; never throws. A GPU is "usable" when the driver answers, the GPU has at
+// least the program's compute capability, and the build has code for it that loads (machine code
+// for it, or PTX the driver can compile for it).
 const GpuInfo& gpu_info();
 
 // Current clocks as nvidia-smi reports them (a program on PATH, not a linked library), or

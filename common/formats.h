@@ -89,6 +89,12 @@ GEMM_HD float e4m3_to_float(uint8_t code) {
   return sign ? -value : value;
 }
 
+// A block scale is UNSIGNED E4M3 (the PTX ISA's .ue4m3 scale type; cuBLASLt's
+// CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3): the tensor cores and cuBLAS read the seven low bits and
+// ignore bit 7, so 0xB8 scales by 1 exactly as 0x38 does. Everything that reads a scale byte (the
+// CPU reference, the quantizers, the CUDA-core stages' decode, the tcgen05 emulator) reads it here.
+GEMM_HD float ue4m3_to_float(uint8_t code) { return e4m3_to_float(uint8_t(code & 0x7F)); }
+
 // Round to nearest even, saturating at +-448 (Inf too); NaN stays NaN.
 GEMM_HD uint8_t e4m3_from_float(float x) {
   if (x != x) return kE4M3NaN;

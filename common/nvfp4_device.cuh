@@ -1,7 +1,8 @@
 // NVFP4 conversions on the GPU: the hardware instruction where the GPU has one, otherwise the
 // common/formats.h definition (which the hardware instructions match bit for bit; the tests check).
 //
-//   E4M3 encode   cvt.rn.satfinite.e4m3x2.f32      sm_89 and later (Hopper included)
+//   E4M3 encode   cvt.rn.satfinite.e4m3x2.f32      sm_89 and later (Hopper included); before
+//                                                  that (sm_80 PTX) e4m3_from_float()
 //   E2M1 encode   cvt.rn.satfinite.e2m1x2.f32      sm_100a only; Hopper uses e2m1_from_float()
 //   E2M1 decode   cvt.rn.f16x2.e2m1x2              sm_100a only; Hopper uses a 16-entry table
 // PTX ISA 9.1, section 9.7.9.21 (cvt). Packing order: for the f32 -> x2 forms the first source
@@ -26,9 +27,13 @@ namespace gemm {
 
 // Round to nearest even, saturating at +-448: one E4M3 byte.
 __device__ __forceinline__ uint8_t e4m3_from_float_rn(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
+  return e4m3_from_float(x);
+#else
   uint16_t pair;
   asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(x));  // x -> low byte
   return uint8_t(pair & 0xFF);
+#endif
 }
 
 // Two values -> one byte of packed E2M1, `even` (element 2i) in the low nibble.

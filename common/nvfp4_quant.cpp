@@ -15,7 +15,7 @@ void nvfp4_quantize_block(const float* x16, float gs, uint8_t* scale, uint8_t pa
   float amax = 0.0f;
   for (int i = 0; i < kSfVector; ++i) amax = std::max(amax, std::fabs(x16[i]));
   const uint8_t s = e4m3_from_float(std::min(amax / kE2M1Max * gs, kE4M3Max));
-  const float enc = gs / std::max(e4m3_to_float(s), 1e-12f);
+  const float enc = gs / std::max(ue4m3_to_float(s), 1e-12f);
   for (int i = 0; i < kSfVector / 2; ++i)
     payload[i] = pack_e2m1x2(e2m1_from_float(x16[2 * i] * enc), e2m1_from_float(x16[2 * i + 1] * enc));
   *scale = s;

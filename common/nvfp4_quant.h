@@ -33,7 +33,7 @@ struct Nvfp4Tensor {
   }
   uint8_t scale(int l, int row, int k16) const { return sf[int64_t(l) * sf_batch_bytes(rows, K) + sf_offset(row, k16, K)]; }
   // Payload times block scale (exact in FP32); multiply by 1/gs for the original magnitude.
-  float scaled_value(int l, int row, int k) const { return e2m1_to_float(code(l, row, k)) * e4m3_to_float(scale(l, row, k / kSfVector)); }
+  float scaled_value(int l, int row, int k) const { return e2m1_to_float(code(l, row, k)) * ue4m3_to_float(scale(l, row, k / kSfVector)); }
 };
 
 // gs for a tensor whose largest magnitude is amax.

@@ -80,7 +80,7 @@ quantize_kernel(const T* __restrict__ x, int rows, int K, int L, uint8_t* __rest
   }
   const uint8_t s = valid ? e4m3_from_float_rn(fminf(block_amax / kE2M1Max * gs, kE4M3Max)) : 0;
   if (valid) {
-    const float enc = gs / fmaxf(e4m3_to_float(s), 1e-12f);
+    const float enc = gs / fmaxf(ue4m3_to_float(s), 1e-12f);
     uint32_t packed[2];
 #pragma unroll
     for (int i = 0; i < 2; ++i) {

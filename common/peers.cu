@@ -45,7 +45,7 @@ __global__ void dequantize_kernel(const uint8_t* __restrict__ data, const uint8_
   if (b >= blocks) return;
   const int64_t per_batch = int64_t(rows) * (K / kSfVector);
   const int64_t l = b / per_batch, row = (b % per_batch) / (K / kSfVector), k16 = b % (K / kSfVector);
-  const float scale = e4m3_to_float(sf[l * sf_batch_bytes(rows, K) + sf_offset(row, k16, K)]);
+  const float scale = ue4m3_to_float(sf[l * sf_batch_bytes(rows, K) + sf_offset(row, k16, K)]);
   const uint2 packed = *reinterpret_cast<const uint2*>(data + b * 8);
   const uint32_t words[2] = {packed.x, packed.y};
   Out v[16];

@@ -26,7 +26,7 @@ float decode_one(const uint8_t* data, const uint8_t* sf, int rows, int K, int l,
   const uint8_t byte = data[(int64_t(l) * rows + row) * (K / 2) + k / 2];
   const uint8_t code = (k & 1) ? e2m1_odd(byte) : e2m1_even(byte);
   const uint8_t scale = sf[l * sf_batch_bytes(rows, K) + sf_offset(row, k / kSfVector, K)];
-  return e2m1_to_float(code) * e4m3_to_float(scale);
+  return e2m1_to_float(code) * ue4m3_to_float(scale);
 }
 
 }  // namespace

@@ -1,8 +1,12 @@
-# add_gemm_stage(<folder> [BASE <folder>] [STEPS <file>...]): turns one stage folder into its programs,
-# tests and convenience targets. BASE names the stage this one builds on, which its benchmark and
-# program compare against; by default, the stage added on the line above (stage 09, a GEMV, branches
-# from the CUDA-core stage 04 instead: add_gemm_stage(09_gemv BASE 04_tma_mbarrier)). STEPS names the
-# kernel files of a stage taught in more than one step (stage 05: kernel_1cta, then kernel).
+# add_gemm_stage(<folder> [MIN_SM <n>] [BASE <folder>] [STEPS <file>...]): turns one stage folder into
+# its programs, tests and convenience targets.
+#   MIN_SM  the lowest compute capability (x 10) the stage's kernels run on, 90 when left out: the stage
+#           is compiled for the entries of CMAKE_CUDA_ARCHITECTURES at or above it, and its programs,
+#           tests and benchmarks say in one line that a GPU below it (or one the build has no code for)
+#           cannot run them (common/program_needs.cu). With no such entry the stage is not built.
+#   BASE    the stage this one builds on, which its benchmark and program compare against; by default
+#           the stage added on the line above (stage 09, a GEMV, branches from the CUDA-core stage 04).
+#   STEPS   the kernel files of a stage taught in more than one step (stage 05: kernel_1cta, then kernel).
 #
 # A stage folder holds kernel.cuh, main.cu, test.cu, bench.cu (README.md, "Layout"). A stage taught in
 # steps lists its kernel files in teaching order, without ".cuh" (STEPS kernel_1cta kernel); the last
@@ -36,8 +40,33 @@ find_program(GEMM_CUOBJDUMP cuobjdump HINTS "${CUDAToolkit_BIN_DIR}")
 find_program(GEMM_NCU ncu HINTS "${CUDAToolkit_BIN_DIR}" "${CUDAToolkit_BIN_DIR}/../nsight-compute")
 find_package(Python3 COMPONENTS Interpreter)
 
-# Flags every GPU target of the project shares.
+# Say which optional tools were found and what they enable: a target that does not exist should
+# never be a surprise.
+function(gemm_report_tool variable tool targets)
+  if(${variable})
+    message(STATUS "${tool}: ${${variable}} -> ${targets}")
+  else()
+    message(STATUS "${tool}: not found -> no ${targets} (install it or put it on PATH, then reconfigure)")
+  endif()
+endfunction()
+gemm_report_tool(GEMM_CUOBJDUMP cuobjdump "sass_stageNN targets")
+gemm_report_tool(GEMM_COMPUTE_SANITIZER compute-sanitizer "sanitize_stageNN targets")
+gemm_report_tool(GEMM_NCU ncu "ncu_stageNN targets")
+if(Python3_Interpreter_FOUND)
+  message(STATUS "python3: ${Python3_EXECUTABLE} -> the plots, bench targets and the docs/ script tests")
+else()
+  message(STATUS "python3: not found -> no plots or bench targets, no docs/ script tests")
+endif()
+
+# Flags every GPU target of the project shares; `min_sm` (default 80, what common/ needs) picks the
+# architectures it is compiled for.
 function(gemm_cuda_target_defaults target)
+  set(min_sm 80)
+  if(ARGC GREATER 1)
+    set(min_sm ${ARGV1})
+  endif()
+  gemm_architectures_at_least("${CMAKE_CUDA_ARCHITECTURES}" ${min_sm} archs)
+  set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${archs}")
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo --expt-relaxed-constexpr -Xptxas=-warn-spills>
     # -Wno-restrict: GCC 12 warns falsely on std::string concatenation at -O3 (GCC bug 105329).
@@ -72,8 +101,40 @@ function(gemm_discover_tests target label)
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
 endfunction()
 
+# The unit that declares a program's needs (common/program_needs.cu), one object library per MIN_SM.
+function(gemm_program_needs_library min_sm out)
+  set(lib gemm_needs_sm${min_sm})
+  if(NOT TARGET ${lib})
+    gemm_architectures_at_least("${CMAKE_CUDA_ARCHITECTURES}" ${min_sm} archs)
+    add_library(${lib} OBJECT "${PROJECT_SOURCE_DIR}/common/program_needs.cu")
+    target_link_libraries(${lib} PRIVATE gemm_common)
+    list(JOIN archs ", " archs_text)
+    target_compile_definitions(${lib} PRIVATE GEMM_PROGRAM_MIN_SM=${min_sm} GEMM_PROGRAM_ARCHITECTURES="${archs_text}")
+    gemm_cuda_target_defaults(${lib} ${min_sm})
+  endif()
+  set(${out} ${lib} PARENT_SCOPE)
+endfunction()
+
 function(add_gemm_stage folder)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "BASE" "STEPS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MIN_SM;BASE" "STEPS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "add_gemm_stage(${folder}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  set(min_sm 90)
+  if(DEFINED arg_MIN_SM)
+    set(min_sm ${arg_MIN_SM})
+  endif()
+  if(NOT min_sm MATCHES "^[0-9]+$" OR min_sm LESS 80)
+    message(FATAL_ERROR "add_gemm_stage(${folder}): MIN_SM must be a compute capability x 10, at least 80 (got ${min_sm})")
+  endif()
+  gemm_architectures_at_least("${CMAKE_CUDA_ARCHITECTURES}" ${min_sm} stage_archs)
+  if(NOT stage_archs)
+    message(STATUS "${folder}: not built: it needs compute capability ${min_sm} or newer, and "
+                   "CMAKE_CUDA_ARCHITECTURES (${CMAKE_CUDA_ARCHITECTURES}) has no such entry")
+    set_property(GLOBAL APPEND PROPERTY GEMM_STAGES_NOT_BUILT "${folder}")
+    return()
+  endif()
+  gemm_program_needs_library(${min_sm} needs)
   if(NOT arg_STEPS)
     set(arg_STEPS kernel)
   endif()
@@ -113,7 +174,7 @@ function(add_gemm_stage folder)
   add_library(${stage}_kernel OBJECT ${reg_sources})
   target_include_directories(${stage}_kernel PRIVATE "${src}")
   target_link_libraries(${stage}_kernel PRIVATE gemm_common)
-  gemm_cuda_target_defaults(${stage}_kernel)
+  gemm_cuda_target_defaults(${stage}_kernel ${min_sm})
 
   set(stage_defs GEMM_STAGE_ID="${folder}" GEMM_PREDECESSOR_ID="${predecessor}")
   # A stage whose kernels use the tcgen05 wrappers runs under the emulator on Hopper, and under the
@@ -121,30 +182,30 @@ function(add_gemm_stage folder)
   file(STRINGS "${src}/kernel.cuh" uses_tcgen05 REGEX "common/ptx/tcgen05.cuh")
 
   add_executable(${stage} "${src}/main.cu")
-  target_link_libraries(${stage} PRIVATE gemm_common)
+  target_link_libraries(${stage} PRIVATE gemm_common ${needs})
   if(arg_BASE)  # a program that names its base times it too (through the registry)
     string(SUBSTRING "${predecessor}" 0 2 bnn)
     target_link_libraries(${stage} PRIVATE stage${bnn}_kernel)
   endif()
   target_compile_definitions(${stage} PRIVATE ${stage_defs})
-  gemm_cuda_target_defaults(${stage})
+  gemm_cuda_target_defaults(${stage} ${min_sm})
 
   add_executable(test_${stage} "${src}/test.cu")
-  target_link_libraries(test_${stage} PRIVATE gemm_testing)
+  target_link_libraries(test_${stage} PRIVATE gemm_testing ${needs})
   target_compile_definitions(test_${stage} PRIVATE ${stage_defs})
-  gemm_cuda_target_defaults(test_${stage})
+  gemm_cuda_target_defaults(test_${stage} ${min_sm})
   # GPU tests live in suites whose name contains "Gpu"; they GTEST_SKIP without a usable GPU, and
   # ctest shows them as skipped (never as passed).
   gemm_discover_tests(test_${stage} ${stage})
 
   add_executable(bench_${stage} "${src}/bench.cu")
-  target_link_libraries(bench_${stage} PRIVATE gemm_benchmarking)
+  target_link_libraries(bench_${stage} PRIVATE gemm_benchmarking ${needs})
   if(predecessor)
     string(SUBSTRING "${predecessor}" 0 2 pnn)
     target_link_libraries(bench_${stage} PRIVATE stage${pnn}_kernel)
   endif()
   target_compile_definitions(bench_${stage} PRIVATE ${stage_defs})
-  gemm_cuda_target_defaults(bench_${stage})
+  gemm_cuda_target_defaults(bench_${stage} ${min_sm})
 
   if(uses_tcgen05)
     foreach(t ${stage}_kernel ${stage} test_${stage} bench_${stage})
@@ -202,6 +263,44 @@ function(gemm_finish_stages)
     WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}" USES_TERMINAL
     COMMENT "Running every stage program in order")
   add_dependencies(tutorial ${program_targets})
+
+  # Every stage program, over a table of bad arguments (common/test/bad_arguments.cmake).
+  foreach(folder IN LISTS stages)
+    string(SUBSTRING "${folder}" 0 2 nn)
+    add_test(NAME stage${nn}_bad_arguments
+      COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:stage${nn}>
+              -DWORK_DIR=${CMAKE_BINARY_DIR}/bad_arguments/stage${nn}
+              -P ${PROJECT_SOURCE_DIR}/common/test/bad_arguments.cmake)
+    # No GPU visible: what is tested happens before any GPU work, and stages 05-07 ask for the GPU
+    # before parsing (their defaults shrink where tcgen05 is emulated), which costs a CUDA context
+    # per bad argument list on a GPU machine.
+    set_tests_properties(stage${nn}_bad_arguments PROPERTIES LABELS "stage${nn};cpu" ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
+  endforeach()
+
+  # The configure checks' messages, without a second toolkit (common/toolchain.cmake, script mode).
+  add_test(NAME toolkit_too_old
+    COMMAND ${CMAKE_COMMAND} -DGEMM_CHECK_CUDA_VERSION=12.8 -P ${PROJECT_SOURCE_DIR}/common/toolchain.cmake)
+  set_tests_properties(toolkit_too_old PROPERTIES LABELS "common;cpu"
+    PASS_REGULAR_EXPRESSION "needs CUDA >= 12\\.9, but found nvcc 12\\.8.*PTX ISA 8\\.8")
+  add_test(NAME toolkit_new_enough
+    COMMAND ${CMAKE_COMMAND} -DGEMM_CHECK_CUDA_VERSION=12.9 -P ${PROJECT_SOURCE_DIR}/common/toolchain.cmake)
+  set_tests_properties(toolkit_new_enough PROPERTIES LABELS "common;cpu" PASS_REGULAR_EXPRESSION "CUDA 12\\.9 accepted")
+  add_test(NAME architectures_per_stage
+    COMMAND ${CMAKE_COMMAND} -DGEMM_CHECK_ARCHITECTURES=86-real,80-virtual,90a-real,100a-real
+            -DGEMM_CHECK_MIN_SM=90 -P ${PROJECT_SOURCE_DIR}/common/toolchain.cmake)
+  set_tests_properties(architectures_per_stage PROPERTIES LABELS "common;cpu"
+    PASS_REGULAR_EXPRESSION "at least sm_90: \\[90a-real,100a-real\\]")
+  add_test(NAME architectures_rejected
+    COMMAND ${CMAKE_COMMAND} -DGEMM_CHECK_ARCHITECTURES=native -DGEMM_CHECK_MIN_SM=80
+            -P ${PROJECT_SOURCE_DIR}/common/toolchain.cmake)
+  set_tests_properties(architectures_rejected PROPERTIES LABELS "common;cpu"
+    PASS_REGULAR_EXPRESSION "'native' is not of the form")
+
+  # `check`: every test, then one line "N passed, M skipped (why), F failed" (the test workflow).
+  add_executable(test_runner ${PROJECT_SOURCE_DIR}/common/test_runner.cpp)
+  add_custom_target(check
+    COMMAND test_runner ${CMAKE_CTEST_COMMAND} ${CMAKE_BINARY_DIR}
+    USES_TERMINAL COMMENT "Running every test")
 
   # `bench` runs every stage's benchmark, one after the other (concurrent runs would disturb each
   # other's timings), then redraws the plots.

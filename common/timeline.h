@@ -106,7 +106,8 @@ class Recorder {
       std::fprintf(f, "%s\n  [%u, %u, %u, %u, %llu, %llu]", i ? "," : "", ev[i].block, ev[i].role, ev[i].step,
                    ev[i].unit, ev[i].start_ns - t0, ev[i].end_ns - t0);
     std::fprintf(f, "\n]}\n");
-    std::fclose(f);
+    const bool failed = std::ferror(f) != 0;
+    if (std::fclose(f) != 0 || failed) throw std::runtime_error("could not write all of " + path);
   }
 
  private:

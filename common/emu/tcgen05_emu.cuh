@@ -604,7 +604,7 @@ __device__ __forceinline__ void scales_of(uint32_t sm, uint32_t sf_column, uint3
   const tcgen05::SfCell c = tcgen05::sf_cell(sf_column, r, 0);
   const uint32_t word = tmem_load(sm, c.lane, c.column);
 #pragma unroll
-  for (int s = 0; s < 4; ++s) out[s] = sign * e4m3_to_float(uint8_t(word >> (8 * s)));
+  for (int s = 0; s < 4; ++s) out[s] = sign * ue4m3_to_float(uint8_t(word >> (8 * s)));
 }
 
 // The 64 values of k of row r of an operand, times their scales (exact in FP32). Adds the row's

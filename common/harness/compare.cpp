@@ -104,7 +104,7 @@ CompareResult compare_fp32(const std::vector<float>& got, const ReferenceOutput&
         const int64_t i = (int64_t(l) * s.M + m) * s.N + n;
         const double want = ref.value[i];
         const double tol = g * ref.abs_sum[i];
-        c.check(l, m, n, got[i], tier == Tier::kExact ? double(float(want)) : want, tol, tier == Tier::kExact);
+        c.check(l, m, n, got[i], is_exact(tier) ? double(float(want)) : want, tol, is_exact(tier));
       }
   return c.finish();
 }
@@ -117,7 +117,7 @@ CompareResult compare_fp16(const std::vector<uint16_t>& got_bits, const Referenc
       for (int n = 0; n < s.N; ++n) {
         const int64_t i = (int64_t(l) * s.M + m) * s.N + n;
         const double got = half_bits_to_double(got_bits[i]);
-        if (tier == Tier::kExact) {
+        if (is_exact(tier)) {
           c.check(l, m, n, got, half_bits_to_double(ref.half[i]), 0.0, true);
         } else {
           c.check(l, m, n, got, ref.value[i], fp16_tolerance(ref.value[i], ref.abs_sum[i], s.K), false);

@@ -222,6 +222,10 @@ std::vector<GemmCase> nvfp4_cases(Tile t) {
   }
   add(c, Tier::kRealistic, 509, 1021, 2048, 1);
   add(c, Tier::kRealistic, 1024, 1024, 1024, 1);
+  // Scale bytes with bit 7 set, which the hardware ignores: a tail, a K past one tile, L > 1.
+  add(c, Tier::kScaleBit7, 17, 13, 160, 1);
+  add(c, Tier::kScaleBit7, t.m + 1, t.n + 1, 2 * k_tail, 1);
+  add(c, Tier::kScaleBit7, 29, 53, 96, 3);
   return c;
 }
 

@@ -54,6 +54,7 @@ const char* tier_name(Tier t) {
     case Tier::kExact: return "exact";
     case Tier::kLayout: return "layout";
     case Tier::kRealistic: return "realistic";
+    case Tier::kScaleBit7: return "scalebit7";
   }
   return "?";
 }
@@ -99,10 +100,12 @@ HostNvfp4Problem make_nvfp4_problem(int M, int N, int K, int L, Tier tier, uint6
   p.K = K;
   p.L = L;
   switch (tier) {
-    case Tier::kExact: {
+    case Tier::kExact:
+    case Tier::kScaleBit7: {
       static constexpr uint8_t kPow2[] = {0x30, 0x38, 0x40};  // E4M3 codes of 0.5, 1, 2
       std::uniform_int_distribution<int> pick(0, 2);
-      auto scale = [&] { return kPow2[pick(rng)]; };
+      std::bernoulli_distribution set_bit7(tier == Tier::kScaleBit7 ? 0.5 : 0.0);
+      auto scale = [&] { return uint8_t(kPow2[pick(rng)] | (set_bit7(rng) ? 0x80 : 0x00)); };
       p.a = make_operand(M, K, L, all_byte_patterns(int64_t(M) * K / 2 * L, rng), scale);
       p.b = make_operand(N, K, L, all_byte_patterns(int64_t(N) * K / 2 * L, rng), scale);
       p.alpha = 1.0f;

@@ -8,6 +8,9 @@
 //   kLayout     NVFP4: scales drawn from 40 different E4M3 codes per block, even-k nibbles positive
 //               and odd-k nibbles negative, so a mis-tiled or transposed scale layout, or a nibble
 //               swap on one operand, changes almost every output by O(1).
+//   kScaleBit7  NVFP4: the exact tier with bit 7 set in a random half of the scale bytes, which every
+//               reader must ignore (block scales are unsigned E4M3, common/formats.h): a kernel that
+//               reads bit 7 as a sign flips the sign of those blocks' products. Compared exactly.
 //   kRealistic  normal(0, 1) data with 1 in 64 entries an outlier x 16; NVFP4 inputs go through
 //               the quantizer (common/nvfp4_quant.h) and alpha = 1/(gs_A gs_B).
 #pragma once
@@ -23,7 +26,9 @@
 
 namespace gemm {
 
-enum class Tier { kExact, kLayout, kRealistic };
+enum class Tier { kExact, kLayout, kRealistic, kScaleBit7 };
+// Tiers whose results must match the reference bit for bit.
+inline bool is_exact(Tier t) { return t == Tier::kExact || t == Tier::kScaleBit7; }
 const char* tier_name(Tier t);
 
 // A seed that depends on the case's name (so cases differ) and on GEMM_TEST_SEED when it is set

@@ -16,13 +16,36 @@ struct Options {
   uint64_t seed = 1;
   int iters = 20;
   std::string summary;  // --summary FILE: append one tab-separated result line (the tutorial runner reads it)
-  std::map<std::string, std::string> extra;  // a stage's own "--flag value" options
+  std::map<std::string, std::string> extra;  // a stage's own options that were given, validated
 };
 
-// --m --n --k --l --seed --iters --summary, plus the stage's own `extra_flags` (each taking a
-// value); --help prints usage and exits.
-Options parse(int argc, char** argv, const Stage& stage, Options defaults,
-              const std::vector<std::string>& extra_flags = {});
+// A stage's own option, always "--name VALUE" (or "--name=VALUE").
+struct Flag {
+  enum class Kind { kInteger, kOutputFile };
+  const char* name;      // "--bn"
+  const char* value;     // what --help calls the value: "BN", "FILE"
+  const char* help;      // one or two lines for --help
+  Kind kind = Kind::kInteger;
+  int min = 1, max = 65535;         // kInteger: the allowed range...
+  std::vector<int> choices = {};    // ...or, when not empty, the allowed values
+  const char* requires_flag = nullptr;  // only meaningful together with this other option
+};
+
+// The exit code of a program given bad arguments.
+inline constexpr int kBadArgumentsExit = 2;
+
+// Reads --m --n --k --l --iters --seed --summary and the stage's `flags`, each as "--name VALUE" or
+// "--name=VALUE", and checks every value against its rule (sizes and L as the GEMM API requires them
+// for the stage's precision, K a multiple of 32 for NVFP4, iterations >= 1, output files writable).
+// A bad argument prints one message naming the option and the rule and exits with
+// kBadArgumentsExit; --help prints every option and exits 0. Then, where a GPU is present that
+// cannot run this program (common/device_info.h), prints one line saying what it needs, appends a
+// SKIPPED line to --summary and exits 0. Also installs a last-resort handler: an exception that
+// escapes main is reported in one line (exit 1), never as an abort.
+Options parse(int argc, char** argv, const Stage& stage, Options defaults, const std::vector<Flag>& flags = {});
+
+// A stage option's value as an integer (already validated by parse), or `fallback` when not given.
+int flag_int(const Options& o, const char* name, int fallback);
 
 void banner(const Stage& stage);
 void section(const char* title);
@@ -45,7 +68,12 @@ struct Result {
 // time `iters` launches with CUDA events and report the median. No GPU: status SKIPPED.
 Result run_and_check(const Stage& stage, const Options& o);
 
-// Prints the result, appends the summary line, and returns the exit code (1 when FAILED).
+// Writes `contents` to `path` (an output file option, `flag`, that parse checked) and prints "wrote
+// PATH" only when every byte reached the file; otherwise an error naming the option. Returns success.
+bool write_output_file(const char* flag, const std::string& path, const std::string& contents);
+
+// Prints the result, appends the summary line, and returns the exit code (1 when FAILED or when the
+// summary line could not be written).
 int finish(const Stage& stage, const Options& o, const Result& r);
 
 }  // namespace gemm::program

@@ -107,6 +107,21 @@ TEST(E4M3, DecodesEveryCode) {
   EXPECT_TRUE(std::signbit(e4m3_to_float(0x80)));  // -0
 }
 
+// Block scales are unsigned E4M3: bit 7 is ignored, as the tensor cores and cuBLAS ignore it.
+TEST(UE4M3, IgnoresBit7) {
+  for (int c = 0; c < 128; ++c) {
+    const float plain = e4m3_to_float(uint8_t(c));
+    if (std::isnan(plain)) {
+      EXPECT_TRUE(std::isnan(ue4m3_to_float(uint8_t(c | 0x80)))) << c;
+      continue;
+    }
+    EXPECT_EQ(ue4m3_to_float(uint8_t(c)), plain) << c;
+    EXPECT_EQ(ue4m3_to_float(uint8_t(c | 0x80)), plain) << c;
+  }
+  EXPECT_EQ(ue4m3_to_float(0xB8), 1.0f);
+  EXPECT_FALSE(std::signbit(ue4m3_to_float(0x80)));  // +0, not -0
+}
+
 TEST(E4M3, EveryFiniteValueEncodesToItsOwnCode) {
   for (int c = 0; c < 256; ++c) {
     if ((c & 0x7F) == 0x7F) continue;

@@ -20,6 +20,24 @@ TEST(ReferenceFp32, HandComputed) {
   EXPECT_EQ(r.abs_sum, (std::vector<double>{4, 4, 10, 13}));
 }
 
+// The scale-bit-7 tier: about half its scale bytes have bit 7 set, and the reference gives exactly
+// what it gives with bit 7 cleared (an unsigned E4M3 reader), not the sign-flipped products.
+TEST(ReferenceNvfp4, IgnoresBit7OfScaleBytes) {
+  HostNvfp4Problem p = make_nvfp4_problem(37, 21, 96, 2, Tier::kScaleBit7, 11);
+  int with_bit7 = 0, scales = 0;
+  for (int l = 0; l < p.L; ++l)
+    for (int r = 0; r < p.M; ++r)
+      for (int k16 = 0; k16 < p.K / 16; ++k16, ++scales) with_bit7 += p.a.scale(l, r, k16) >> 7;
+  EXPECT_GT(with_bit7, scales / 4) << "the tier must set bit 7 in many of the " << scales << " scale bytes";
+  EXPECT_LT(with_bit7, scales * 3 / 4) << "and leave it clear in many";
+  const ReferenceOutput got = reference_gemm(p.host_args());
+  for (auto* sf : {&p.a.sf, &p.b.sf})
+    for (auto& s : *sf) s &= 0x7F;
+  const ReferenceOutput cleared = reference_gemm(p.host_args());
+  EXPECT_EQ(got.value, cleared.value);
+  EXPECT_EQ(got.half, cleared.half);
+}
+
 TEST(ReferenceFp32, BatchesUseTheirOwnOperands) {
   // L = 2, M = N = K = 1: C[l] = A[l] * B[l].
   const std::vector<float> A = {2, 3}, B = {5, 7};
