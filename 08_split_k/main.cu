@@ -117,7 +117,13 @@ int main(int argc, char** argv) {
     defaults.N = 1024, defaults.K = 4096;
     defaults.iters = 3;
   }
-  const auto opts = gemm::program::parse(argc, argv, stage08::kStage, defaults, {"--trace", "--pairs"});
+  // --trace FILE: also record one run's timeline; --pairs P: in that run, use P pairs.
+  using Flag = gemm::program::Flag;
+  const Flag trace_flag{"--trace", "FILE", "after a passing run, run once more recording every role's steps and write\n"
+                        "                 the timeline as JSON (docs/timeline.py draws it)", Flag::Kind::kOutputFile};
+  Flag pairs_flag{"--pairs", "P", "in the --trace run, use at most P CTA pairs (default: all that fit)"};
+  pairs_flag.requires_flag = "--trace";
+  const auto opts = gemm::program::parse(argc, argv, stage08::kStage, defaults, {trace_flag, pairs_flag});
   gemm::program::banner(stage08::kStage);
   if (emulated)
     std::printf("\n  tcgen05 is EMULATED on this GPU (%s): the default problem is %d x %d x %d and %d timed runs;\n"
@@ -127,6 +133,6 @@ int main(int argc, char** argv) {
   gemm::program::section("Run, check, time");
   const auto result = gemm::program::run_and_check(stage08::kStage, opts);
   if (opts.extra.count("--trace") && result.status == "PASSED")
-    trace(opts, opts.extra.at("--trace"), opts.extra.count("--pairs") ? std::stoi(opts.extra.at("--pairs")) : 0);
+    trace(opts, opts.extra.at("--trace"), gemm::program::flag_int(opts, "--pairs", 0));
   return gemm::program::finish(stage08::kStage, opts, result);
 }
