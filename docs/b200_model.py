@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
-"""A B200 MODEL of stages 05-08: predicted lower bounds on time per shape, from NVIDIA's published peak
-figures and each stage's tiling. Nothing here is measured; no GPU is involved (docs/b200_model.md).
+"""A B200 MODEL of stage 05 (both steps: 05a one CTA, 05 the pair), stages 06/07 and stage 08: predicted lower
+bounds on time per shape, from NVIDIA's published peak figures and each stage's tiling. Nothing here is
+measured; no GPU is involved (docs/b200_model.md).
 
-    python3 docs/b200_model.py          write docs/data/b200_model.json, docs/plots/b200_model.svg and the
-                                        tables between <!-- model:begin --> / <!-- model:end --> in
-                                        docs/b200_model.md; print the tables
+    python3 docs/b200_model.py          write docs/data/b200_model.json, docs/data/b200_model_gemv.json,
+                                        docs/plots/b200_model.svg and the tables between <!-- model:begin -->
+                                        / <!-- model:end --> (and the GEMV markers) in docs/b200_model.md;
+                                        print the tables. The plot is drawn only with the matplotlib pinned in
+                                        docs/requirements.txt (docs/plotting.py).
     python3 docs/b200_model.py --check  consistency checks (every bound >= SOL, busy fractions in (0, 1], the
                                         split count equals the kernel's rule, hand-worked values, tails),
-                                        render the plot into a temporary folder, and check that the
-                                        committed JSON and tables are current; changes nothing.
-                                        Exit code 1 on a failure, 77 (ctest's "skipped") when matplotlib is
-                                        missing and everything else passed.
+                                        check that the committed JSON and tables are current, and that the
+                                        committed plot is what the script draws; changes nothing.
+                                        Exit code 1 on a failure, 77 (ctest's "skipped") when everything else
+                                        passed but the plot could not be compared (matplotlib missing, or not
+                                        the pinned version).
 
 Importable: `model(M, N, K)` returns one shape's numbers for every stage.
 """
@@ -22,6 +26,10 @@ import random
 import re
 import sys
 import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import plotting  # noqa: E402  (docs/plotting.py: the pinned matplotlib, deterministic SVG, the stage colours)
+from plotting import STAGE_STYLE  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 JSON_OUT = ROOT / "docs" / "data" / "b200_model.json"
@@ -67,6 +75,7 @@ PAIR_M = 256                      # rows of C per pair: M of the instruction (12
 MMA_K = 64                        # values of k per kind::mxf4nvf4 MMA: stage 05's K is padded to it
 TILE_K = 256                      # values of k per k-tile (one 128-byte swizzle row): stage 08's split unit
 STAGE05_BN = 256                  # stage 05's launcher: BN = 256 (launch_bn<256>)
+STAGE05A_BM, STAGE05A_BN = 128, 128  # stage 05's first step (kernel_1cta.cuh): one CTA, a 128 x 128 tile per SM
 STAGE06_BN = 128                  # stages 06-08: BN = 128, two accumulator buffers in TMEM
 STAGE08_MAX_SPLITS = 16           # stage 08 splits K into at most this many parts (kMaxSplits) ...
 STAGE08_MIN_KTILES_PER_SPLIT = 2  # ... each at least this many k-tiles long (kMinKTilesPerSplit) ...
@@ -81,8 +90,10 @@ SF_VEC, SF_ROW_BLOCK, SF_COL_BLOCK = 16, 128, 4  # one E4M3 scale per 16 k; bloc
 
 SHAPES = [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048),
           (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)]
-STAGES = ("05", "06", "08")  # stage 07 has the bounds of stage 06 (see STAGE07_NOTE)
-STAGE_NAMES = {"05": "05_tcgen05_2cta", "06": "06_persistent_ws, 07_epilogue_tma", "08": "08_split_k"}
+STAGES = ("05a", "05", "06", "08")  # stage 07 has the bounds of stage 06 (see STAGE07_NOTE)
+# 05a is stage 05's first step (one CTA, cta_group::1), benchmarked as the variant "05_tcgen05_1cta".
+STAGE_NAMES = {"05a": "05_tcgen05_1cta", "05": "05_tcgen05_2cta", "06": "06_persistent_ws, 07_epilogue_tma",
+               "08": "08_split_k"}
 STAGE07_NOTE = ("Stage 07 has the bounds of stage 06: its TMA-store epilogue changes how C leaves the SM, not the "
                 "bytes that cross DRAM nor the MMAs; both hide the epilogue behind the next tile's MMAs.")
 TITLE = "B200 MODEL (predicted lower bounds from published peak figures; not measured)"
@@ -127,28 +138,30 @@ def sol(m, n, k, bw=HBM_BYTES_PER_S):
     return dict(t_tensor=t_tensor, t_dram=t_dram, t=max(t_tensor, t_dram))
 
 
-def stage05(m, n, k, bw=HBM_BYTES_PER_S):
-    """Non-persistent: one PAIR_M x BN tile per pair, PAIRS pairs at a time (waves); the epilogue follows the
-    MMAs of each wave and is not overlapped."""
-    bn = STAGE05_BN
-    rows, cols = extents(m, PAIR_M), extents(n, bn)
+def stage05(m, n, k, bw=HBM_BYTES_PER_S, bm=PAIR_M, bn=STAGE05_BN, sms_per_tile=SMS_PER_PAIR):
+    """Non-persistent: one bm x bn tile per pair (or, sms_per_tile = 1, per CTA: stage 05's first step), as many
+    at a time as the SMs hold (waves); the epilogue follows the MMAs of each wave and is not overlapped."""
+    concurrent = SMS // sms_per_tile
+    rows, cols = extents(m, bm), extents(n, bn)
     tiles = len(rows) * len(cols)
-    waves = ceil_div(tiles, PAIRS)
-    # The tensor core of a pair computes a whole PAIR_M x BN tile (rows past M are zeros it still multiplies),
-    # on two SMs, over K padded to the MMA's K.
-    tile_time = 2 * PAIR_M * bn * round_up(k, MMA_K) / (SMS_PER_PAIR * PER_SM_FLOPS)
+    waves = ceil_div(tiles, concurrent)
+    # The tensor cores of a pair (or of one SM) compute a whole bm x bn tile (rows past M are zeros they still
+    # multiply), on sms_per_tile SMs, over K padded to the MMA's K.
+    tile_time = 2 * bm * bn * round_up(k, MMA_K) / (sms_per_tile * PER_SM_FLOPS)
     t_tensor = waves * tile_time
     no_reuse = sum(tile_bytes(r, c, k) for r in rows for c in cols)
-    # Epilogue: per wave, the largest tile's C at the pair's share of the bandwidth (tiles in launch order:
-    # pair p computes tile row p / tiles_n, column p % tiles_n).
+    # Epilogue: per wave, the largest tile's C at its SMs' share of the bandwidth (tiles in launch order:
+    # pair or CTA p computes tile row p / tiles_n, column p % tiles_n).
     order = [(r, c) for r in rows for c in cols]
-    pair_bw = SMS_PER_PAIR * bw / SMS
-    t_epilogue = sum(max(2 * r * c for r, c in order[w * PAIRS:(w + 1) * PAIRS]) / pair_bw for w in range(waves))
+    tile_bw = sms_per_tile * bw / SMS
+    t_epilogue = sum(max(2 * r * c for r, c in order[w * concurrent:(w + 1) * concurrent]) / tile_bw
+                     for w in range(waves))
     t_dram = min_bytes(m, n, k) / bw
     bound = max(t_tensor, t_dram) + t_epilogue
-    executed = tiles * 2 * PAIR_M * bn * round_up(k, MMA_K)
-    return dict(tiles=tiles, splits=1, units=tiles, waves=waves, pairs_launched=min(PAIRS, tiles),
-                pairs_busy=tiles / (waves * PAIRS), executed_flops=executed,
+    executed = tiles * 2 * bm * bn * round_up(k, MMA_K)
+    # "pairs" count the tile's owners: CTA pairs, or single CTAs for the first step (concurrent = SMS).
+    return dict(tiles=tiles, splits=1, units=tiles, waves=waves, concurrent=concurrent,
+                pairs_launched=min(concurrent, tiles), pairs_busy=tiles / (waves * concurrent), executed_flops=executed,
                 t_tensor=t_tensor, t_dram=t_dram, t_dram_no_reuse=no_reuse / bw, t_epilogue=t_epilogue,
                 bytes=min_bytes(m, n, k), bytes_no_reuse=no_reuse, reduction_bytes=0, bound=bound,
                 bound_partials_in_l2=bound)
@@ -242,7 +255,8 @@ def model(m, n, k, bw=HBM_BYTES_PER_S):
     """One shape: its FLOPs, min bytes, SOL, and every stage's numbers (stage 07's are stage 06's)."""
     f = flops(m, n, k)
     light = sol(m, n, k, bw)
-    stages = {"05": stage05(m, n, k, bw), "06": stage06(m, n, k, bw), "08": stage08(m, n, k, bw)}
+    stages = {"05a": stage05(m, n, k, bw, bm=STAGE05A_BM, bn=STAGE05A_BN, sms_per_tile=1),
+              "05": stage05(m, n, k, bw), "06": stage06(m, n, k, bw), "08": stage08(m, n, k, bw)}
     for st in stages.values():
         st["useful_mma_fraction"] = f / st["executed_flops"]
         st["sms_busy"] = f / (SMS * PER_SM_FLOPS * st["t_tensor"])
@@ -356,7 +370,8 @@ def document(results):
                                   "tiling (docs/b200_model.md). Times in seconds.",
                 figures=FIGURES,
                 parameters=dict(sms_per_pair=SMS_PER_PAIR, pairs=PAIRS, pair_m=PAIR_M, mma_k=MMA_K, tile_k=TILE_K,
-                                stage05_bn=STAGE05_BN, stage06_bn=STAGE06_BN, stage08_max_splits=STAGE08_MAX_SPLITS,
+                                stage05_bn=STAGE05_BN, stage05a_bm=STAGE05A_BM,
+                                stage05a_bn=STAGE05A_BN, stage06_bn=STAGE06_BN, stage08_max_splits=STAGE08_MAX_SPLITS,
                                 stage08_min_ktiles_per_split=STAGE08_MIN_KTILES_PER_SPLIT,
                                 stage08_split_below_pairs=STAGE08_SPLIT_BELOW_PAIRS, stage08_split_tie=STAGE08_SPLIT_TIE,
                                 acc_bytes=ACC_BYTES),
@@ -364,37 +379,37 @@ def document(results):
 
 
 def plot(plt, results, path):
-    fig, ax = plt.subplots(figsize=(9, 5.2))
+    """The predicted TFLOP/s of every modelled step per shape, in each stage's colour (docs/plotting.py)."""
+    fig, ax = plt.subplots(figsize=(10, 6.2), layout="constrained")
     x = list(range(len(results)))
-    series = [(STAGE_NAMES["05"], [r["stages"]["05"]["tflops"] for r in results], dict(marker="o", color="C0")),
-              (STAGE_NAMES["06"] + " (same bound)", [r["stages"]["06"]["tflops"] for r in results],
-               dict(marker="s", color="C1")),
-              (STAGE_NAMES["08"] + " (split-K)", [r["stages"]["08"]["tflops"] for r in results],
-               dict(marker="D", color="C3")),
-              (STAGE_NAMES["08"] + " with its s, if split-K partials stayed in L2",
-               [r["flops"] / r["stages"]["08"]["bound_partials_in_l2"] / 1e12 for r in results],
-               dict(marker="D", markerfacecolor="none", markersize=11, color="C2")),
-              ("SOL: max(FLOPs / peak, min bytes / bandwidth)", [r["sol"]["tflops"] for r in results],
-               dict(marker="_", color="black", markersize=18, mew=2))]
-    offsets = [-0.14, -0.14, 0.14, 0.14, 0]  # 06 left of 08, so that equal bounds stay visible
-    for (label, ys, style), dx in zip(series, offsets):
-        ax.plot([xi + dx for xi in x], ys, ls="none", label=label, **style)
+    style = {key: dict(STAGE_STYLE[key], ms=7) for key in STAGES}
+    series = [(STAGE_NAMES["05a"] + " (stage 05, step 1: one CTA, 128x128)", "05a", "bound", style["05a"], -0.24),
+              (STAGE_NAMES["05"] + " (stage 05, step 2: the pair, 256x256)", "05", "bound", style["05"], -0.12),
+              (STAGE_NAMES["06"] + " (same bound)", "06", "bound", style["06"], 0.0),
+              (STAGE_NAMES["08"] + " (split-K)", "08", "bound", style["08"], 0.12),
+              (STAGE_NAMES["08"] + " with its s, if the split-K partials stayed in L2", "08", "bound_partials_in_l2",
+               dict(style["08"], mfc="none", ms=11), 0.12)]  # hollow: the filled 08 shows inside where equal
+    for label, key, which, st, dx in series:
+        ax.plot([xi + dx for xi in x], [r["flops"] / r["stages"][key][which] / 1e12 for r in results], ls="none",
+                label=label, **st)
+    ax.plot([xi + 0.24 for xi in x], [r["sol"]["tflops"] for r in results], ls="none", marker="_", color="black",
+            ms=16, mew=2.2, label="SOL: max(FLOPs / peak, min bytes / bandwidth)")
     ax.axhline(NVFP4_DENSE_FLOPS / 1e12, color="0.5", ls=":", lw=1,
                label=f"published dense NVFP4 peak, {NVFP4_DENSE_FLOPS / 1e15:g} PFLOP/s")
-    ax.set_xticks(x, [shape_text(r) for r in results], fontsize=8, rotation=15)
+    ax.set_xticks(x, [shape_text(r) for r in results], fontsize=8.5, rotation=15)
+    ax.set_xlim(-0.5, len(results) - 0.5)
     ax.set_xlabel("M x N x K (L = 1)")
     ax.set_yscale("log")
-    ax.set_ylim(250, 2e4)  # room below the points for the legend
     ax.set_ylabel("predicted TFLOP/s = 2MNK / predicted lower bound (log)")
     ax.grid(alpha=0.3, which="both", axis="y")
-    ax.legend(fontsize=8, loc="lower right")
-    ax.set_title(TITLE, fontsize=10, color="darkred")
-    fig.text(0.5, 0.005, f"MODEL, not measured: {NVFP4_DENSE_FLOPS / 1e15:g} PFLOP/s dense NVFP4 and "
-             f"{HBM_BYTES_PER_S / 1e12:g} TB/s HBM3e (NVIDIA's published peaks), {SMS} SMs; docs/b200_model.py",
-             ha="center", fontsize=7, color="0.35")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path, metadata={"Date": None})
+    fig.legend(loc="outside lower center", ncol=2, fontsize=8.5, frameon=False)
+    fig.suptitle(TITLE, fontsize=10.5, color="darkred")
+    ax.set_title(f"MODEL, not measured: {NVFP4_DENSE_FLOPS / 1e15:g} PFLOP/s dense NVFP4 and "
+                 f"{HBM_BYTES_PER_S / 1e12:g} TB/s HBM3e (NVIDIA's published peaks), {SMS} SMs; docs/b200_model.py",
+                 fontsize=8, color="0.35")
+    data = plotting.svg_bytes(fig, "drawn from docs/b200_model.py (no data: a model)")
     plt.close(fig)
+    plotting.write_if_changed(path, data)
     return path
 
 
@@ -461,7 +476,7 @@ def checks(results):
         where = shape_text(r)
         light = r["sol"]
         expect(light["t"] > 0, f"{where}: SOL not positive")
-        for key in ("05", "06", "07", "08"):
+        for key in ("05a", "05", "06", "07", "08"):
             st = r["stages"][key]
             w = f"{where} stage {key}"
             expect(st["bound"] >= light["t"] * (1 - eps), f"{w}: bound {st['bound']} < SOL {light['t']}")
@@ -477,11 +492,16 @@ def checks(results):
             expect(st["sms_busy"] <= st["pairs_busy"] * st["useful_mma_fraction"] * (1 + 1e-9),
                    f"{w}: SMs busy above pairs busy x useful MMA fraction")
             expect(st["units"] == st["tiles"] * st["splits"], f"{w}: units != tiles x splits")
-            expect(st["waves"] * PAIRS >= st["units"] > (st["waves"] - 1) * PAIRS, f"{w}: waves do not cover the units")
+            slots = st.get("concurrent", PAIRS)
+            expect(st["waves"] * slots >= st["units"] > (st["waves"] - 1) * slots, f"{w}: waves do not cover the units")
             expect(abs(st["tflops"] * 1e12 * st["bound"] - r["flops"]) <= 1e-6 * r["flops"], f"{w}: TFLOP/s != FLOPs / bound")
-        s05 = r["stages"]["05"]
-        expect(abs(s05["sms_busy"] - s05["pairs_busy"] * s05["useful_mma_fraction"]) <= 1e-9,
-               f"{where} stage 05: SMs busy != pairs busy x useful MMA fraction")
+        for key in ("05a", "05"):
+            s05 = r["stages"][key]
+            expect(abs(s05["sms_busy"] - s05["pairs_busy"] * s05["useful_mma_fraction"]) <= 1e-9,
+                   f"{where} stage {key}: SMs busy != pairs busy x useful MMA fraction")
+        # A 128-row CTA tile wastes no MMA rows at M = 128 (a 256-row pair tile wastes half).
+        if r["M"] == STAGE05A_BM and r["N"] % STAGE05A_BN == 0 and r["K"] % MMA_K == 0:
+            expect(r["stages"]["05a"]["useful_mma_fraction"] == 1.0, f"{where} stage 05a: useful MMA fraction is not 1")
         expect(r["stages"]["06"]["splits"] == 1, f"{where}: stage 06 splits K")
         s06 = r["stages"]["08"]
         m, n, k = r["M"], r["N"], r["K"]
@@ -522,6 +542,9 @@ def checks(results):
         return bad
     r = model(8192, 8192, 8192)
     expect(r["stages"]["05"]["tiles"] == 1024 and r["stages"]["05"]["waves"] == 14, "8192^3 stage 05: tiles, waves")
+    expect(r["stages"]["05a"]["tiles"] == 4096 and r["stages"]["05a"]["waves"] == 28, "8192^3 stage 05a: tiles, waves")
+    expect(abs(r["stages"]["05a"]["t_tensor"] - 28 * 2 * 128 * 128 * 8192 / (9e15 / 148)) < 1e-12,
+           "8192^3 stage 05a: T_tensor")
     expect(abs(r["sol"]["t"] - 2 * 8192 ** 3 / 9e15) < 1e-12, "8192^3: SOL is not 2MNK / 9 PFLOP/s")
     r = model(128, 4096, 7168)
     st = r["stages"]["08"]
@@ -641,13 +664,7 @@ def main():
     results = [model(*s) for s in SHAPES]
     body = tables(results)
     doc = json.dumps(document(results), indent=1) + "\n"
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        plt.rcParams["svg.hashsalt"] = "nvfp4-gemm"  # stable ids: regenerated plots diff cleanly
-    except ImportError:
-        plt = None
+    plt, why = plotting.pyplot()
 
     if args.check:
         failures = checks(results)
@@ -673,13 +690,18 @@ def main():
             print(f"FAILED: {f}")
         if failures:
             return 1
-        if plt is None:
-            print("matplotlib is not installed: the plot was not rendered (pip install matplotlib)")
+        summary = (f"checked {len(SHAPES)} shapes and {len(check_shapes())} more: every bound >= SOL, the split "
+                   "count is the kernel's rule's, busy fractions in (0, 1]; outputs current")
+        if plt is None or why:
+            print(f"{summary}; SKIPPED: the plot was not compared: {why}")
             return 77
         with tempfile.TemporaryDirectory() as tmp:
-            plot(plt, results, pathlib.Path(tmp) / SVG_OUT.name)
-        print(f"checked {len(SHAPES)} shapes and {len(check_shapes())} more: every bound >= SOL, the split count "
-              "is the kernel's rule's, busy fractions in (0, 1]; outputs current; plot rendered")
+            drawn = plot(plt, results, pathlib.Path(tmp) / SVG_OUT.name).read_bytes()
+        if not SVG_OUT.exists() or SVG_OUT.read_bytes() != drawn:
+            print(f"FAILED: {SVG_OUT.relative_to(ROOT)} is not what docs/b200_model.py draws now: run "
+                  f"python3 docs/b200_model.py")
+            return 1
+        print(f"{summary}; the plot is what the script draws")
         return 0
 
     print(body, end="")
@@ -700,8 +722,8 @@ def main():
             print(f"{MD_OUT.relative_to(ROOT)} lacks {GEMV_BEGIN} / {GEMV_END}: GEMV table not written")
     MD_OUT.write_text(md)
     print("updated", MD_OUT.relative_to(ROOT))
-    if plt is None:
-        print("matplotlib is not installed: the plot was not drawn (pip install matplotlib)")
+    if plt is None or why:
+        print(f"the plot was not drawn: {why}")
         return 1
     SVG_OUT.parent.mkdir(parents=True, exist_ok=True)
     print("wrote", plot(plt, results, SVG_OUT).relative_to(ROOT))

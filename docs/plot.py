@@ -49,7 +49,7 @@ import textwrap
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import plotting  # noqa: E402  (docs/plotting.py)
-from plotting import series_style, stage_key, stage_style  # noqa: E402
+from plotting import series_key, series_style, stage_key, stage_style  # noqa: E402
 
 ROOT = plotting.ROOT
 DATA = ROOT / "docs" / "data"
@@ -67,10 +67,13 @@ OWN_ROLES = ("stage", "variant")
 # A label may follow its role with this word: tcgen05 ran in the emulator, the time is not performance.
 EMULATED = "EMULATED"
 EMULATED_TEXT = "EMULATED (not performance)"
-# Benchmarks that are not GEMMs (stage 03's quantizer and the copy it is measured against).
-BANDWIDTH_ROLES = ("quantizer", "copy")
+# Benchmarks that are not GEMMs (stage 03's quantizer and the copy it is measured against; stage 09's
+# streaming-read kernel, the ceiling of a GEMV: it reads the bytes a GEMV must move and does nothing else).
+BANDWIDTH_ROLES = ("quantizer", "copy", "stream")
 # The shapes the summary table of docs/README.md quotes: a large square, and the M = 128 decode-like shape.
 SUMMARY_SHAPES = ((4096, 4096, 4096, 1), (128, 7168, 16384, 1))
+# A GEMV's (stage 09): the three problems of the GPU MODE NVFP4 GEMV competition (M x 1 x K x L).
+GEMV_SUMMARY_SHAPES = ((7168, 1, 16384, 1), (4096, 1, 7168, 8), (7168, 1, 2048, 4))
 # What each stage adds and teaches, for the summary table of docs/README.md (one line per stage).
 LESSONS = {
     "00": ("one thread per output", "coalescing with K-major operands"),
@@ -79,10 +82,16 @@ LESSONS = {
     "03": ("NVFP4: quantizer, packed E2M1 + blocked E4M3 scales, CUDA-core decode", "the format, bit for bit"),
     "04": ("TMA tensor maps, a full/empty mbarrier ring",
            "asynchronous copies; why a compute-bound kernel does not care"),
-    "05": ("`tcgen05` block-scaled MMA, Tensor Memory, 2-CTA pairs", "descriptors, TMEM budgets, commits"),
-    "06": ("persistent pairs, static schedule, split-K, warp roles, two accumulators",
-           "keeping every part of the SM busy"),
-    "07": ("TMEM -> registers -> swizzled smem -> TMA store", "the finished kernel"),
+    # Stage 05 comes in two steps; the B200 model has each (05a: the first), so its table gives each a row.
+    "05": ("`tcgen05` block-scaled MMA, Tensor Memory, then 2-CTA pairs (`cta_group::2`, 256 x 256 tiles)",
+           "descriptors, TMEM budgets, commits"),
+    "05a": ("`tcgen05` block-scaled MMA, Tensor Memory, one CTA (`cta_group::1`, 128 x 128 tiles)",
+            "descriptors, TMEM budgets, commits"),
+    "06": ("persistent pairs, static schedule, warp roles, two accumulators", "keeping every part of the SM busy"),
+    "07": ("TMEM -> registers -> swizzled smem -> TMA store", "an epilogue that leaves the SM asynchronously"),
+    "08": ("split-K for small M, deterministic reduction, per-stream workspace", "filling the SMs when tiles are few"),
+    "09": ("NVFP4 GEMV (N = 1) at DRAM speed on the CUDA cores, branches from 04",
+           "a memory-bound kernel: bytes, not FLOPs"),
 }
 
 
@@ -118,8 +127,10 @@ def load(path):
         if b.get("label") in BANDWIDTH_ROLES:
             if "GB/s" not in b:
                 raise DataError(f"{path}: {b['name']} lacks GB/s")
+            shape = (shape_text((int(b["M"]), int(b["N"]), int(b["K"]), int(b.get("L", 1)))) if "M" in b
+                     else b.get("run_name", b["name"]).split("/")[1])
             extras.append(dict(name=b.get("run_name", b["name"]).split("/")[0], role=b["label"],
-                               shape=b.get("run_name", b["name"]).split("/")[1], gbps=float(b["GB/s"]),
+                               shape=shape, gbps=float(b["GB/s"]),
                                ms=float(b["real_time"]) * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]))
             continue
         lacking = [c for c in REQUIRED_COUNTERS if c not in b]
@@ -210,29 +221,6 @@ def missing_data(runs, data_dir=DATA):
     have = {r["stage"] for r in runs}
     folders = sorted(p.name for p in ROOT.iterdir() if p.is_dir() and stage_key(p.name) and (p / "bench.cu").exists())
     return [f for f in folders if f not in have]
-
-
-def performance(results):
-    """The rows whose time is performance: every row but those that ran tcgen05 EMULATED. Every plot
-    draws from this and nothing else; table_rows() gives EMULATED rows their time and no ratio."""
-    return [r for r in results if not r["emulated"]]
-
-
-def emulated_names(results):
-    return sorted({f"{r['impl']} ({r['role']})" for r in results if r["emulated"]})
-
-
-def shape_key(r):
-    return (r["M"], r["N"], r["K"], r["L"])
-
-
-def shape_text(key):
-    m, n, k, l = key
-    return f"{m}x{n}x{k}" + (f"x{l}" if l > 1 else "")
-
-
-def is_square(key):
-    return key[0] == key[1] == key[2] and key[3] == 1
 
 
 def stamp(ctx):
@@ -381,8 +369,9 @@ def panel_bandwidth(ax, extras):
 
 
 def model_series(model, stage_name):
-    """[(M, N, K, predicted TFLOP/s upper bound)] of a stage in the B200 model, or None when it has none."""
-    key = stage_key(stage_name)
+    """[(M, N, K, predicted TFLOP/s upper bound)] of a stage (or a variant with a key of its own, such as 05a)
+    in the B200 model, or None when it has none."""
+    key = series_key(stage_name)
     shapes = model["doc"]["shapes"] if model else []
     for k in (key, (key or "")[:2]):
         if shapes and k in shapes[0]["stages"]:
@@ -397,8 +386,16 @@ def model_same_as(model, stage_name):
     return st.get("same_as")
 
 
-def panel_model(ax, model, stage_name, predecessor):
-    """B200 MODEL: the stage's predicted TFLOP/s upper bound against its predecessor's, and the speed of light."""
+def modelled_variants(model, run):
+    """The variants of a run that the B200 model has a series of their own for (stage 05's first step)."""
+    names = dict.fromkeys(r["impl"] for r in run["results"] if r["role"] == "variant")
+    return [n for n in names if series_key(n) != series_key(run["stage"]) and model_series(model, n)
+            and series_key(n) in model["doc"]["shapes"][0]["stages"]]
+
+
+def panel_model(ax, model, stage_name, predecessor, variants=()):
+    """B200 MODEL: the stage's predicted TFLOP/s upper bound against its predecessor's (and its modelled
+    variants'), and the speed of light."""
     mine = model_series(model, stage_name)
     theirs = model_series(model, predecessor) if predecessor else None
     shapes = model["doc"]["shapes"]
@@ -408,6 +405,11 @@ def panel_model(ax, model, stage_name, predecessor):
         ax.plot(xs, [t for *_, t in theirs], label=f"{predecessor} (predecessor), MODEL",
                 **dict(series_style(predecessor, "predecessor"), **plotting.MODEL_MARK, ms=9, ls="none"))
         vals += [t for *_, t in theirs]
+    for name in variants:
+        pts = model_series(model, name)
+        ax.plot(xs, [t for *_, t in pts], label=f"{name} (variant), MODEL",
+                **dict(series_style(name, "variant"), **plotting.MODEL_MARK, ms=9, ls="none"))
+        vals += [t for *_, t in pts]
     ax.plot(xs, [t for *_, t in mine], label=f"{stage_name} (stage), MODEL",
             **dict(series_style(stage_name, "stage"), **plotting.MODEL_MARK, ms=9, ls="none"))
     vals += [t for *_, t in mine]
@@ -422,13 +424,21 @@ def panel_model(ax, model, stage_name, predecessor):
     ax.set_title("B200 MODEL: the most TFLOP/s the tiling allows", color=plotting.MODEL_COLOR)
 
 
-def panel_model_ratio(ax, model, stage_name, predecessor):
-    """B200 MODEL: the stage's bound over its predecessor's (or, with no modelled predecessor, over SOL)."""
+def panel_model_ratio(ax, model, stage_name, predecessor, variants=()):
+    """B200 MODEL: the stage's bound over its predecessor's (with no modelled predecessor, over its modelled
+    variant's, the stage's first step; with neither, over SOL)."""
     mine = model_series(model, stage_name)
     theirs = model_series(model, predecessor) if predecessor else None
     shapes = model["doc"]["shapes"]
     labels = [f"{s['M']}x{s['N']}x{s['K']}" for s in shapes]
     colour = stage_style(stage_name)[0]["color"]
+    if not theirs and variants:
+        step = model_series(model, variants[0])
+        ratios = [a[3] / b[3] for a, b in zip(mine, step)]
+        ratio_bars(ax, labels, ratios, colour, "predicted TFLOP/s, stage / variant", variants[0])
+        ax.set_title(f"B200 MODEL: {stage_name} / {variants[0]}\n(its variant, modelled apart; "
+                     f"{predecessor or 'its predecessor'} has none)", color=plotting.MODEL_COLOR)
+        return
     if theirs:
         ratios = [a[3] / b[3] for a, b in zip(mine, theirs)]
         ratio_bars(ax, labels, ratios, colour, "predicted TFLOP/s, stage / predecessor", predecessor)
@@ -480,6 +490,141 @@ def panel_tests(ax, tests, stage_name, data_hint):
                  f"{doc.get('cuda', '?')}, commit {str(doc['commit'])[:7]}, {doc['date']})")
 
 
+# --- Stage 09: a GEMV, measured in GB/s against the streaming-read ceiling of the same run ---------------------
+
+def is_gemv(run):
+    """A GEMV run (context "kind": "gemv", stage 09): its unit is GB/s, its ceiling the streaming-read rows."""
+    return run["ctx"].get("kind") == "gemv"
+
+
+def gemv_ceiling(run):
+    """{shape text: the fastest streaming-read row of that shape}: the ceiling of a GEMV run."""
+    best = {}
+    for e in run.get("extras", []):
+        if e["role"] == "stream" and e["gbps"] > best.get(e["shape"], {"gbps": 0.0})["gbps"]:
+            best[e["shape"]] = e
+    return best
+
+
+def gemv_keys(run):
+    """The shapes of a GEMV run, smallest to largest by the bytes the weights take (M x K x L)."""
+    return sorted({shape_key(r) for r in run["results"]}, key=lambda k: (k[0] * k[2] * k[3], k))
+
+
+CEILING_LABEL = "streaming read (best of the run): the ceiling"
+CEILING_STYLE = dict(color="white", edgecolor="black", hatch="////", lw=0.6)
+
+
+def gemv_bars(ax, run, keys, series, value):
+    """Grouped bars, one group per shape: series = [(label, style, {shape key: row})]; returns the bars' x."""
+    width = 0.8 / len(series)
+    placed = []
+    for i, (label, style, rows) in enumerate(series):
+        xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(keys))]
+        vals = [value(rows[k]) if k in rows else 0.0 for k in keys]
+        ax.bar(xs, vals, width, label=label, **style)
+        placed.append((xs, vals, label))
+    ax.set_xticks(range(len(keys)), [shape_text(k) for k in keys], fontsize=8.5, rotation=20, ha="right")
+    ax.set_xlim(-0.5, len(keys) - 0.5)
+    ax.set_xlabel("M x N x K (x L): the weights are M x K, the vector K, per batch")
+    return placed
+
+
+def gemv_series(run, keys, roles):
+    """(label, bar style, {key: row}) per measured implementation of the given roles, in role order."""
+    results = performance(run["results"])
+    out = []
+    for impl, role in impls_of([r for r in results if r["role"] in roles]):
+        rows = {shape_key(r): r for r in results if r["impl"] == impl and r["role"] == role}
+        style = series_style(impl, role)
+        out.append((series_label(impl, role), dict(color=style["color"], edgecolor="black", lw=0.4), rows))
+    return out
+
+
+def panel_gemv_bandwidth(ax, run):
+    """GB/s per shape: the ceiling, the stage, its base (04) and the peer."""
+    keys = gemv_keys(run)
+    ceiling = {k: dict(gbps=c["gbps"]) for k in keys for c in [gemv_ceiling(run).get(shape_text(k))] if c}
+    series = [(CEILING_LABEL, CEILING_STYLE, ceiling)] + gemv_series(run, keys, ("stage", "predecessor", "peer"))
+    placed = gemv_bars(ax, run, keys, series, lambda r: r["gbps"])
+    ax.set_yscale("log")
+    log_limits(ax, [v for _, vals, _ in placed for v in vals], pad=1.5)
+    ax.set_ylabel("GB/s = bytes a GEMV must move / time (log)")
+    ax.grid(alpha=0.3, which="both", axis="y")
+    ax.set_title("GB/s of the stage, the ceiling, its base and the library peer")
+
+
+def panel_gemv_fraction(ax, run):
+    """The same rows as fractions of the ceiling of their shape (1 = the streaming read)."""
+    keys = gemv_keys(run)
+    ceiling = gemv_ceiling(run)
+    keys = [k for k in keys if shape_text(k) in ceiling]
+    series = gemv_series(run, keys, ("stage", "peer", "predecessor"))
+    placed = gemv_bars(ax, run, keys, series, lambda r: r["gbps"] / ceiling[shape_text(shape_key(r))]["gbps"])
+    for xs, vals, label in placed:
+        for x, v in zip(xs, vals):
+            if v > 0:
+                ax.text(x, v + 0.01, f"{v:.2f}" if v >= 0.01 else f"{v:.1g}", ha="center", va="bottom", fontsize=6.5,
+                        rotation=90)
+    ax.axhline(1.0, color="black", lw=1, ls="--")
+    ax.text(0.005, 0.985, "dashed line: 1 = the streaming read of the same shape, same run", ha="left", va="top",
+            fontsize=8, transform=ax.transAxes)
+    ax.set_ylim(0, 1.25)
+    ax.set_ylabel("GB/s / GB/s of the streaming read")
+    ax.grid(alpha=0.3, axis="y")
+    ax.set_title("As a fraction of the streaming-read ceiling")
+
+
+def panel_gemv_variants(ax, run):
+    """Every configuration of the stage (the stage and its variants) as a fraction of the ceiling, one cell
+    per shape: which design choice matters where."""
+    keys = gemv_keys(run)
+    ceiling = gemv_ceiling(run)
+    keys = [k for k in keys if shape_text(k) in ceiling]
+    own = [r for r in performance(run["results"]) if r["role"] in OWN_ROLES]
+    names = list(dict.fromkeys(r["impl"] for role in OWN_ROLES for r in own if r["role"] == role))
+    grid = [[next((r["gbps"] / ceiling[shape_text(k)]["gbps"] for r in own if r["impl"] == name and shape_key(r) == k),
+                  float("nan")) for k in keys] for name in names]
+    lo = min([v for row in grid for v in row if v == v] + [1.0])
+    image = ax.imshow(grid, cmap="RdYlGn", vmin=min(0.5, lo), vmax=1.0, aspect="auto")
+    for i, row in enumerate(grid):
+        for j, v in enumerate(row):
+            if v == v:
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
+                        fontweight="bold" if i == 0 else "normal")
+    ax.set_xticks(range(len(keys)), [shape_text(k) for k in keys], fontsize=8.5, rotation=20, ha="right")
+    ax.set_yticks(range(len(names)), [f"{n} (the stage)" if i == 0 else n for i, n in enumerate(names)], fontsize=8.5)
+    ax.set_xlabel("M x N x K (x L)")
+    ax.figure.colorbar(image, ax=ax, fraction=0.03, pad=0.01, label="of the streaming read")
+    ax.set_title("Every configuration of the stage as a fraction of the ceiling (each variant changes one choice)")
+
+
+def gemv_table(run, variants=True):
+    """A GEMV run's results: per shape the ceiling, then each row's time, GB/s, fraction of the ceiling and
+    time against the stage's. Without `variants`, only the stage, its base and the peer."""
+    ceiling = gemv_ceiling(run)
+    lines = [f"**{run['stage']}** (GEMV: GB/s = the bytes a GEMV must move / time): {stamp(run['ctx'])}", "",
+             "| shape (M x N x K x L) | implementation | role | time us | GB/s | of stream read | time / stage's |",
+             "|---|---|---|---|---|---|---|"]
+    for key in gemv_keys(run):
+        rows = [r for r in run["results"] if shape_key(r) == key and (variants or r["role"] != "variant")]
+        st = next((r for r in rows if r["role"] == "stage" and not r["emulated"]), None)
+        c = ceiling.get(shape_text(key))
+        if c:
+            lines.append(f"| {shape_text(key)} | streaming read (best of the run) | ceiling | {1e3 * c['ms']:.2f} | "
+                         f"{c['gbps']:.0f} | 1 | - |")
+        for r in rows:
+            if r["emulated"]:
+                lines.append(f"| {shape_text(key)} | {r['impl']} | {r['role']} | {1e3 * r['ms']:.2f} | "
+                             f"{EMULATED_TEXT} | - | - |")
+                continue
+            frac = f"{r['gbps'] / c['gbps']:.3f}" if c else "-"
+            vs = f"{r['ms'] / st['ms']:.2f}" if st and r is not st else "-"
+            lines.append(f"| {shape_text(key)} | {r['impl']} | {r['role']} | {1e3 * r['ms']:.2f} | {r['gbps']:.0f} | "
+                         f"{frac} | {vs} |")
+    return "\n".join(lines) + "\n"
+
+
 def predecessor_of(run):
     return next((r["impl"] for r in run["results"] if r["role"] == "predecessor"), None)
 
@@ -488,13 +633,19 @@ def panels_of(run, model):
     """The panels of a run's plot, as (kind, draw(ax)) pairs, in reading order."""
     results = performance(run["results"])
     stage = run["stage"]
+    if is_gemv(run):
+        return [("gemv_bandwidth", lambda ax: panel_gemv_bandwidth(ax, run)),
+                ("gemv_fraction", lambda ax: panel_gemv_fraction(ax, run)),
+                ("gemv_variants", lambda ax: panel_gemv_variants(ax, run))]
     if run["emulated"]:
         out = []
         pred = predecessor_of(run)
         if model and model_series(model, stage):
-            out.append(("model", lambda ax: panel_model(ax, model, stage, pred)))
-            out.append(("model_ratio", lambda ax: panel_model_ratio(ax, model, stage, pred)))
-        out.append(("tests", lambda ax: panel_tests(ax, run.get("tests"), stage, run["path"].parent.name)))
+            variants = modelled_variants(model, run)
+            out.append(("model", lambda ax: panel_model(ax, model, stage, pred, variants)))
+            out.append(("model_ratio", lambda ax: panel_model_ratio(ax, model, stage, pred, variants)))
+        if run.get("tests") or not out:  # without a record the title says so, rather than an empty panel
+            out.append(("tests", lambda ax: panel_tests(ax, run.get("tests"), stage, run["path"].parent.name)))
         return out
     squares = sorted({shape_key(r) for r in results if is_square(shape_key(r))})
     others = sorted({shape_key(r) for r in results if not is_square(shape_key(r))})
@@ -533,21 +684,26 @@ def run_title(run):
     if run["emulated"]:
         title += (f"\nOn the {run['ctx']['gpu']} tcgen05 ran EMULATED, so its times are not performance and are not "
                   "drawn. Drawn instead: the B200 MODEL of the stage, and its test results")
+        if not run.get("tests"):
+            title += (f" (none recorded in {run['path'].parent.name}/{TESTS}/{run['stage']}.json: the stage's README "
+                      "says what was run and checked)")
     else:
         title += f"\nmeasured on {stamp(run['ctx'])}"
     return wrap(title)
 
 
 def plot_stage(plt, run, model, audit=None):
-    """A stage's figure as SVG bytes: panels two to a row (an odd last one spans the row), one legend below."""
+    """A stage's figure as SVG bytes: panels two to a row (an odd last one spans the row; a GEMV's, one to a row:
+    they have ten shapes each), one legend below."""
     panels = panels_of(run, model)
-    rows = (len(panels) + 1) // 2
+    per_row = 1 if is_gemv(run) else 2
+    rows = (len(panels) + per_row - 1) // per_row
     fig = plt.figure(figsize=(11, 0.9 + 3.9 * rows), layout="constrained")
     grid = fig.add_gridspec(rows, 2)
     axes = []
     for i, (kind, draw) in enumerate(panels):
-        last_alone = i == len(panels) - 1 and len(panels) % 2 == 1
-        ax = fig.add_subplot(grid[i // 2, :] if last_alone else grid[i // 2, i % 2])
+        last_alone = per_row == 1 or (i == len(panels) - 1 and len(panels) % 2 == 1)
+        ax = fig.add_subplot(grid[i // per_row, :] if last_alone else grid[i // 2, i % 2])
         draw(ax)
         axes.append(ax)
     figure_legend(fig, axes)
@@ -560,8 +716,8 @@ def plot_stage(plt, run, model, audit=None):
 
 
 def plot_beside(plt, docs_run, your_run, model, audit=None):
-    """--results: the committed run (left) and yours (right), one row per kind of panel, each row on one y
-    scale; the two GPUs never share a panel."""
+    """--results: the committed run (left, or above for a GEMV) and yours (right, or below), one row (pair of
+    rows) per kind of panel, each on one y scale; the two GPUs never share a panel."""
     cols = [(f"docs/data: {docs_run['ctx']['gpu']}", docs_run) if docs_run else None,
             (f"yours: {your_run['ctx']['gpu']}", your_run)]
     kinds = []
@@ -570,13 +726,16 @@ def plot_beside(plt, docs_run, your_run, model, audit=None):
         p = dict(panels_of(col[1], model)) if col else {}
         per_col.append(p)
         kinds += [k for k in p if k not in kinds]
-    fig = plt.figure(figsize=(11, 1.0 + 3.6 * len(kinds)), layout="constrained")
-    grid = fig.add_gridspec(len(kinds), 2)
+    # A GEMV's panels have ten shapes each: too many for half a row, so the two runs go one above the other.
+    stacked = is_gemv(your_run) or bool(docs_run and is_gemv(docs_run))
+    rows = 2 * len(kinds) if stacked else len(kinds)
+    fig = plt.figure(figsize=(11, 1.0 + 3.6 * rows), layout="constrained")
+    grid = fig.add_gridspec(rows, 1 if stacked else 2)
     axes = []
     for row, kind in enumerate(kinds):
         row_axes = []
         for c, (col, p) in enumerate(zip(cols, per_col)):
-            ax = fig.add_subplot(grid[row, c])
+            ax = fig.add_subplot(grid[2 * row + c, 0] if stacked else grid[row, c])
             if col is None or kind not in p:
                 ax.axis("off")
                 ax.text(0.5, 0.5, "no committed run of this stage" if col is None else "nothing of this kind",
@@ -585,7 +744,7 @@ def plot_beside(plt, docs_run, your_run, model, audit=None):
             p[kind](ax)
             ax.set_title(f"{col[0]}\n{ax.get_title()}", fontsize=9.5)
             row_axes.append(ax)
-        if len(row_axes) == 2 and kind != "tests":
+        if len(row_axes) == 2 and kind not in ("tests", "gemv_variants"):
             lo = min(a.get_ylim()[0] for a in row_axes)
             hi = max(a.get_ylim()[1] for a in row_axes)
             for a in row_axes:
@@ -602,10 +761,11 @@ def plot_beside(plt, docs_run, your_run, model, audit=None):
 
 
 def overview_groups(runs):
-    """Measured runs grouped by where they ran: {(source, gpu): [runs]}. Emulated runs are left out."""
+    """Measured GEMM runs grouped by where they ran: {(source, gpu): [runs]}. Emulated runs are left out, and
+    GEMV runs (GB/s at N = 1, no square problems: their own plot)."""
     groups = {}
     for run in runs:
-        if not run["emulated"]:
+        if not run["emulated"] and not is_gemv(run):
             groups.setdefault((run.get("source", "docs/data"), run["ctx"]["gpu"]), []).append(run)
     return groups
 
@@ -652,6 +812,9 @@ def plot_overview(plt, runs, audit=None):
         gpus = sorted({r["ctx"]["gpu"] for r in runs if r["emulated"]})
         note = (f"Not drawn: {', '.join(emulated)} (tcgen05 emulated on {', '.join(gpus)}, so no performance; "
                 "their B200 model is in b200_model.svg)")
+    gemvs = [r["stage"] for r in runs if is_gemv(r) and not r["emulated"]]
+    if gemvs:
+        note += ("; " if note else "Not drawn: ") + f"{', '.join(gemvs)} (a GEMV, N = 1: GB/s in its own plot)"
     envs = {}
     for r in used:
         c = r["ctx"]
@@ -737,6 +900,9 @@ def table(runs):
             "|---|---|---|---|---|---|---|"]
     lines = []
     for run in runs:
+        if is_gemv(run):
+            lines.append("\n" + gemv_table(run, variants=len(runs) == 1))
+            continue
         note = " (tcgen05 EMULATED: not performance)" if run["emulated"] else ""
         lines.append(f"\n**{run['stage']}**{note}: {stamp(run['ctx'])}\n")
         lines += head + table_rows(run)
@@ -868,8 +1034,9 @@ def layers_section(runs, model):
         return LESSONS.get(stage_key(stage), ("-", "-"))[i]
     def link(stage):
         return f"[{stage}](../{stage}/README.md)" if (ROOT / stage).is_dir() else stage
-    measured = [r for r in runs if not r["emulated"]]
+    measured = [r for r in runs if not r["emulated"] and not is_gemv(r)]
     emulated = [r for r in runs if r["emulated"]]
+    gemvs = [r for r in runs if is_gemv(r) and not r["emulated"]]
     lines = []
     gpus = sorted({r["ctx"]["gpu"] for r in measured})
     if measured:
@@ -903,19 +1070,53 @@ def layers_section(runs, model):
         for run in emulated:
             t = run["tests"]["doc"]["totals"] if run.get("tests") else None
             tests = f"{t['passed']} of {t['passed'] + t['failed'] + t['skipped']} pass" if t else "not recorded"
+            # A stage whose first step the model has apart (05a) gets a row for that step first.
+            # Its tests row stays on the stage: the record does not say which step a suite belongs to.
+            steps = [(series_key(v), f"{link(run['stage'])}, step 1: `{v}`", LESSONS.get(series_key(v), ("-",))[0],
+                      "not recorded apart")
+                     for v in (modelled_variants(model, run) if model else [])]
+            steps.append((stage_key(run["stage"]), link(run["stage"]) + (", step 2" if steps else ""),
+                          lesson(run["stage"], 0), tests))
+            for key_, name, adds, tests in steps:
+                cells = []
+                same = model_same_as(model, run["stage"]) if key_ == stage_key(run["stage"]) else None
+                for key in SUMMARY_SHAPES:
+                    shape = next((s for s in (model["doc"]["shapes"] if model else [])
+                                  if (s["M"], s["N"], s["K"], s["L"]) == key), None)
+                    st = shape["stages"].get(key_) if shape else None
+                    if not st:
+                        cells.append("-")
+                    elif same:
+                        cells.append(f"same bound as {same}")
+                    else:
+                        cells.append(f">= {st['bound'] * 1e6:.3g} us (<= {shape['flops'] / st['bound'] / 1e12:.0f} TFLOP/s)")
+                lines.append(f"| {name} | {adds} | {tests} | {cells[0]} | {cells[1]} |")
+    if gemvs:
+        lines += ["", "Off the GEMM path: a GEMV (N = 1) moves every byte of the weights once and does 2 FLOPs per "
+                  "weight, so DRAM bounds it and its measure is GB/s, against a streaming read of the same bytes in "
+                  "the same run ([09's tables](../09_gemv/README.md)):", "",
+                  "| stage | adds | " + " | ".join(f"{r['ctx']['gpu']}, {shape_text(k)}" for r in gemvs[:1]
+                                                    for k in GEMV_SUMMARY_SHAPES) + " | what it teaches |",
+                  "| --- | --- | " + "--- | " * len(GEMV_SUMMARY_SHAPES) + "--- |"]
+        for run in gemvs:
+            ceiling = gemv_ceiling(run)
             cells = []
-            same = model_same_as(model, run["stage"])
-            for key in SUMMARY_SHAPES:
-                shape = next((s for s in (model["doc"]["shapes"] if model else [])
-                              if (s["M"], s["N"], s["K"], s["L"]) == key), None)
-                st = shape["stages"].get(stage_key(run["stage"])) if shape else None
-                if not st:
+            for key in GEMV_SUMMARY_SHAPES:
+                s, p = find(run, "stage", key), find(run, "predecessor", key)
+                c = ceiling.get(shape_text(key))
+                if not s or not c:
                     cells.append("-")
-                elif same:
-                    cells.append(f"same bound as {same}")
-                else:
-                    cells.append(f">= {st['bound'] * 1e6:.3g} us (<= {shape['flops'] / st['bound'] / 1e12:.0f} TFLOP/s)")
-            lines.append(f"| {link(run['stage'])} | {lesson(run['stage'], 0)} | {tests} | {cells[0]} | {cells[1]} |")
+                    continue
+                cells.append(f"{s['gbps']:.0f} GB/s, {s['gbps'] / c['gbps']:.2f} of the stream"
+                             + (f" ({s['gbps'] / p['gbps']:.0f}x {p['impl'][:2]})" if p and p["gbps"] > 0 else ""))
+            lines.append(f"| {link(run['stage'])} | {lesson(run['stage'], 0)} | " + " | ".join(cells)
+                         + f" | {lesson(run['stage'], 1)} |")
+            peers = [(p["impl"], p["gbps"] / ceiling[shape_text(k)]["gbps"]) for k in GEMV_SUMMARY_SHAPES
+                     for p in [find(run, "peer", k)] if p and shape_text(k) in ceiling]
+            if peers:
+                lo, hi = min(f for _, f in peers), max(f for _, f in peers)
+                lines += ["", f"For scale: {peers[0][0]} reaches {lo:.2f}-{hi:.2f} of the stream at the same shapes "
+                              f"on the {run['ctx']['gpu']}."]
     big = SUMMARY_SHAPES[0]
     scale = []
     for run in reversed(measured):
@@ -928,7 +1129,7 @@ def layers_section(runs, model):
         last = measured[-1]
         s, p = find(last, "stage", big), find(last, "peer", big)
         if s and p and p["tflops"] > 0:
-            lines[-1] += (f" The last stage on CUDA cores, {last['stage']}, reaches {100 * s['tflops'] / p['tflops']:.0f}% "
+            lines[-1] += (f" The last GEMM stage on CUDA cores, {last['stage']}, reaches {100 * s['tflops'] / p['tflops']:.0f}% "
                           f"of {p['impl']}.")
     if model:
         shape = next((s for s in model["doc"]["shapes"] if (s["M"], s["N"], s["K"], s["L"]) == big), None)
@@ -991,6 +1192,53 @@ def drawn(fig, name):
     return dict(name=name, values=values, labels=labels)
 
 
+def gemv_self_test(plt, folder):
+    """A synthetic GEMV run (kind "gemv"): the streaming-read rows are its ceiling, never a benchmark row; its plot
+    draws the ceiling, the stage, the base and the peer; its table gives each row's fraction of the ceiling."""
+    failures = []
+    ctx = {k: "synthetic" for k in REQUIRED_CONTEXT}
+    ctx.update(stage="96_synthetic_gemv", stage_idea="synthetic GEMV of docs/plot.py --check", tcgen05="not used",
+               date="2000-01-01T00:00:00", kind="gemv")
+    benchmarks = []
+    for m, k, l in ((1024, 4096, 1), (2048, 2048, 4)):
+        nbytes = l * (m * k // 2 + m * k // 16)
+        for name, label, gbps in (("stream read, 1 chunk", "stream", 2000.0), ("stream read, 2 chunks", "stream", 2500.0),
+                                  ("96_synthetic_gemv", "stage", 2250.0), ("96 other choice", "variant", 1250.0),
+                                  ("95_prev", "predecessor", 50.0), ("cuBLAS FP16 GEMV on dequantized weights", "peer", 500.0)):
+            row = {"name": f"{name}/{m}x1x{k}" + (f"x{l}" if l > 1 else ""), "run_type": "iteration", "time_unit": "us",
+                   "real_time": nbytes / gbps / 1e3, "GB/s": gbps, "M": m, "N": 1, "K": k, "L": l, "label": label}
+            if label != "stream":
+                row["TFLOP/s"] = 2 * m * k * l / (row["real_time"] * 1e6)
+            benchmarks.append(row)
+    folder.mkdir()
+    (folder / "96_synthetic_gemv.json").write_text(json.dumps({"context": ctx, "benchmarks": benchmarks}))
+    run = load_runs(folder)[0]
+    if {r["impl"] for r in run["results"]} & {"stream read, 1 chunk", "stream read, 2 chunks"}:
+        failures.append("gemv: a streaming-read row was taken for a benchmark row")
+    if sorted(round(c["gbps"]) for c in gemv_ceiling(run).values()) != [2500, 2500]:
+        failures.append(f"gemv: the ceiling is not the best streaming read of each shape: {gemv_ceiling(run)}")
+    text = gemv_table(run)
+    for want in ("| 1024x1x4096 | streaming read (best of the run) | ceiling |", "| 96_synthetic_gemv | stage |",
+                 "| 0.900 |", "| 0.500 |", "| 96 other choice | variant |"):
+        if want not in text:
+            failures.append(f"gemv table lacks {want!r}")
+    if "96 other choice" in gemv_table(run, variants=False):
+        failures.append("gemv table without variants lists a variant")
+    if plt is not None:
+        audit = []
+        plot_stage(plt, run, None, audit)
+        labels = audit[0]["labels"]
+        for want in (CEILING_LABEL, "96_synthetic_gemv (stage)", "95_prev (predecessor)",
+                     "cuBLAS FP16 GEMV on dequantized weights"):
+            if want not in labels:
+                failures.append(f"gemv plot: no legend entry {want!r}: {labels}")
+        if not any(abs(v - 0.9) < 1e-9 for v in audit[0]["values"]):
+            failures.append("gemv plot: the stage's fraction of the ceiling (0.9) is not drawn")
+        if plot_overview(plt, [run]) and any(is_gemv(r) for g in overview_groups([run]).values() for r in g):
+            failures.append("overview: a GEMV run is drawn among the GEMMs")
+    return failures
+
+
 def self_test(plt):
     """The synthetic data through load(), the plots and the tables; returns the list of failures."""
     failures = []
@@ -1049,6 +1297,7 @@ def self_test(plt):
         variant_rows = [c for c in rows if c[0] == "99_synthetic BN=128"]
         if len(variant_rows) != 3 or not all(ratio.match(c[5]) and ratio.match(c[6]) for c in variant_rows):
             failures.append(f"table: the variant's rows are missing or lack ratios: {variant_rows}")
+        failures += gemv_self_test(plt, pathlib.Path(tmp) / "gemv")
         sentence = gpu_sentences(runs)
         if "Stage 98 ran on a **synthetic** with `tcgen05` emulated" not in sentence or \
                 "Stage 99 was measured on a **synthetic**." not in sentence:
@@ -1071,7 +1320,7 @@ def generated_texts(runs, model):
     for run in runs:
         readme = ROOT / run["stage"] / "README.md"
         put(readme, table([run]))
-        if run["extras"]:
+        if run["extras"] and not is_gemv(run):
             put(readme, bandwidth_table(run), BW_BEGIN, BW_END)
     # Each ncu file fills the <!-- ncu:<file stem> --> section of the READMEs of its stages.
     for ncu_path in sorted(DATA.glob("ncu_*.json")) + sorted(DATA.glob("bank_conflicts.json")):
@@ -1091,7 +1340,7 @@ def plot_sources(runs, model, bank_maps):
     """{plot file: the data files it is drawn from}."""
     out = {PLOTS / f"{run['stage']}.svg": sources(run, model) for run in runs}
     if runs:
-        out[PLOTS / "overview.svg"] = [r["path"] for r in runs if not r["emulated"]]
+        out[PLOTS / "overview.svg"] = [r["path"] for group in overview_groups(runs).values() for r in group]
     for path, _ in bank_maps:
         out[PLOTS / path.name.replace(".json", ".svg")] = [path]
     return out

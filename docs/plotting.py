@@ -125,6 +125,7 @@ PEER_STYLE = {
     "cuBLAS SGEMM (FP32, TF32 off)": dict(color="black", marker="^"),
     "dequantize to BF16 + cuBLAS BF16 GEMM": dict(color="#444444", marker="v", mfc="white"),
     "cuBLASLt NVFP4": dict(color="black", marker="*"),
+    "cuBLAS FP16 GEMV on dequantized weights": dict(color="black", marker="v"),  # stage 09's peer
 }
 UNKNOWN_PEER = dict(color="#777777", marker="x")
 SOL_STYLE = dict(color="black", marker="_", ms=16, mew=2.2, ls="none")
@@ -140,8 +141,14 @@ def stage_key(name):
     return m.group(1) if m else None
 
 
+def series_key(name):
+    """The STAGE_STYLE (and B200 model) key of a series: its stage's, but "05a" for stage 05's first step, which
+    is benchmarked as the variant "05_tcgen05_1cta" of stage 05."""
+    return "05a" if str(name).startswith("05_tcgen05_1cta") else stage_key(name)
+
+
 def stage_style(name):
-    key = "05a" if str(name).startswith("05_tcgen05_1cta") else stage_key(name)
+    key = series_key(name)
     if key in STAGE_STYLE:
         return dict(STAGE_STYLE[key]), True
     if key and key[:2] in STAGE_STYLE:
