@@ -79,7 +79,9 @@ __device__ __forceinline__ uint32_t lane_id() { return lin_thread() % 32; }
 __device__ __forceinline__ uint32_t block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
 __device__ __forceinline__ uint32_t smem_offset(uint32_t smem_address) { return smem_address & 0x3FFFFu; }
 
-__device__ __forceinline__ bool enabled() { return g_protocol.clusters != nullptr; }
+__device__ __forceinline__ bool enabled() {
+  return g_protocol.clusters != nullptr && *reinterpret_cast<const volatile int*>(&g_protocol.control->mode) != kOff;
+}
 __device__ __forceinline__ bool aborted() {
   return g_protocol.control && *reinterpret_cast<volatile int*>(&g_protocol.control->aborted) != 0;
 }
@@ -278,7 +280,6 @@ static __device__ __noinline__ void report_text(const Msg& m) {
 struct Slot {
   unsigned long long token;  // the cluster's ticket (its state's owner) while this CTA runs; 0 otherwise
   uint32_t index;            // the cluster's state: g_protocol.clusters[index]
-  uint32_t exits;            // threads of this CTA that have left
 };
 __device__ __forceinline__ Slot& slot() {
   __shared__ Slot s;  // one per CTA, at the same offset in every CTA of a kernel
@@ -288,8 +289,10 @@ __device__ __forceinline__ Slot& slot() {
 __device__ __forceinline__ void lock(Cluster& c) {
   while (atomicCAS(&c.lock, 0, 1) != 0) __nanosleep(20);
   __threadfence();
+  c.holder = int((ctarank() << 16) | lin_thread()) + 1;
 }
 __device__ __forceinline__ void unlock(Cluster& c) {
+  c.holder = 0;
   __threadfence();
   atomicExch(&c.lock, 0);
 }
@@ -300,6 +303,8 @@ __device__ inline void zero_words(void* p, size_t bytes) {
 }
 
 // A fresh slot of the table for this cluster, cleared.
+static_assert(offsetof(Cluster, ctas) % 16 == 0 && offsetof(Cluster, cta) % 16 == 0 && sizeof(Cta) % 16 == 0,
+              "init_cluster clears the state with 16-byte stores");
 __device__ inline void init_cluster(Cluster& c, uint32_t ctas) {
   zero_words(reinterpret_cast<char*>(&c) + offsetof(Cluster, ctas), offsetof(Cluster, cta) - offsetof(Cluster, ctas));
   for (uint32_t r = 0; r < ctas; ++r) {
@@ -354,7 +359,6 @@ static __device__ __noinline__ void enter_kernel() {
   const bool ok = supported_shape() && !aborted();
   if (tid == 0) {
     s.token = 0;
-    s.exits = 0;
     s.index = 0;
     if (ok && rank == 0) {
       const unsigned long long ticket = atomicAdd(&g_protocol.control->tickets, 2ull) + 1;  // odd: never 0
@@ -429,11 +433,14 @@ __device__ inline int live_barrier(Cluster& c, uint32_t target_rank, uint32_t of
 
 // The deadlock check: every live thread of the cluster waits on something nothing recorded can finish.
 static __device__ __noinline__ void check_deadlock(Cluster& c) {
+  uint32_t waiting = 0;
   for (uint32_t r = 0; r < c.ctas; ++r) {
     const Cta& t = c.cta[r];
     if (!t.live) return;  // a CTA that has not started yet will act
     if (t.blocked < t.threads - t.exited) return;
+    waiting += t.blocked;
   }
+  if (waiting == 0) return;  // everyone has left: the kernel is ending, not stuck
   Msg m;
   m.s("protocol checker: deadlock: every live thread of the cluster waits, and nothing issued can complete the "
       "phases they wait for\n");
@@ -608,9 +615,8 @@ __device__ inline bool columns_allocated(Cluster& c, uint32_t mem, uint32_t col,
 
 // ---- The hooks -------------------------------------------------------------------------------------
 
-// Every hook runs in one lane of the calling group (on_X below calls X_leader there, and the group waits
-// for it: lanes that ran ahead would otherwise act on state the leader has not updated yet); `G` is
-// the state of the calling CTA's cluster.
+// Each X_record runs in the thread that records (see "The hooks the wrappers call" below) and holds
+// the cluster's lock throughout; `G` is the state of the calling CTA's cluster.
 #define GEMM_PROTOCOL_ENTER()                          \
   Cluster* cp_ = cluster();                            \
   if (!cp_) return;                                    \
@@ -626,13 +632,13 @@ __device__ inline bool columns_allocated(Cluster& c, uint32_t mem, uint32_t col,
   W.used = 1;                                          \
   (void)W
 
-inline __device__ void on_role_leader(const char* name) {
+inline __device__ void on_role_record(const char* name) {
   GEMM_PROTOCOL_ENTER();
   copy_name(W.role, name);
   unlock(G);
 }
 
-inline __device__ void on_init_leader(uint32_t bar_addr, uint32_t count, const char* name, int index) {
+inline __device__ void on_init_record(uint32_t bar_addr, uint32_t count, const char* name, int index) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const uint32_t off = smem_offset(bar_addr);
@@ -683,7 +689,7 @@ inline __device__ void on_init_leader(uint32_t bar_addr, uint32_t count, const c
   unlock(G);
 }
 
-inline __device__ void on_inval_leader(uint32_t bar_addr) {
+inline __device__ void on_inval_record(uint32_t bar_addr) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const int b = live_barrier(G, rank, smem_offset(bar_addr), rank, warp, "mbarrier.inval of a barrier that is not live");
@@ -692,7 +698,7 @@ inline __device__ void on_inval_leader(uint32_t bar_addr) {
 }
 
 // mbarrier.arrive (target_rank: the CTA whose barrier it is), with `tx` bytes expected first.
-inline __device__ void on_arrive_leader(uint32_t bar_addr, uint32_t target_rank, uint32_t tx) {
+inline __device__ void on_arrive_record(uint32_t bar_addr, uint32_t target_rank, uint32_t tx) {
   GEMM_PROTOCOL_ENTER();
   const int b = live_barrier(G, target_rank, smem_offset(bar_addr), rank, warp, "an arrive on a barrier never initialised");
   if (b >= 0) {
@@ -704,7 +710,7 @@ inline __device__ void on_arrive_leader(uint32_t bar_addr, uint32_t target_rank,
 
 // A TMA load (or bulk copy) of `bytes` into [dst, dst + bytes) of this CTA, completing on the barrier
 // at bar_addr's offset in CTA `bar_rank`.
-inline __device__ void on_tma_load_leader(uint32_t dst_addr, uint32_t bytes, uint32_t bar_addr, uint32_t bar_rank) {
+inline __device__ void on_tma_load_record(uint32_t dst_addr, uint32_t bytes, uint32_t bar_addr, uint32_t bar_rank) {
   GEMM_PROTOCOL_ENTER();
   const int b = live_barrier(G, bar_rank, smem_offset(bar_addr), rank, warp,
                              "a TMA load completes on a barrier never initialised");
@@ -750,7 +756,7 @@ inline __device__ void on_tma_load_leader(uint32_t dst_addr, uint32_t bytes, uin
 }
 
 // Before a wait on parity `parity`: is it blocked on a phase nothing recorded has completed?
-inline __device__ void on_wait_begin_leader(uint32_t bar_addr, uint32_t parity, uint32_t lanes) {
+inline __device__ void on_wait_begin_record(uint32_t bar_addr, uint32_t parity, uint32_t lanes) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const int b = live_barrier(G, rank, smem_offset(bar_addr), rank, warp, "a wait on a barrier never initialised");
@@ -787,7 +793,7 @@ inline __device__ void on_wait_begin_leader(uint32_t bar_addr, uint32_t parity, 
 }
 
 // After the wait returned: the waiter now knows what the observed phase published.
-inline __device__ void on_wait_end_leader(uint32_t bar_addr, uint32_t parity) {
+inline __device__ void on_wait_end_record(uint32_t bar_addr, uint32_t parity) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const int b = find_barrier(t, smem_offset(bar_addr));
@@ -821,7 +827,7 @@ inline __device__ void on_wait_end_leader(uint32_t bar_addr, uint32_t parity) {
 }
 
 // fence.proxy.async: this warp's generic writes so far may be read by the async proxy.
-inline __device__ void on_fence_proxy_async_leader() {
+inline __device__ void on_fence_proxy_async_record() {
   GEMM_PROTOCOL_ENTER();
   const uint32_t me = warp_agent(rank, warp);
   W.fences[W.nfences++ % kFenceRing] = W.vc[me];
@@ -830,7 +836,7 @@ inline __device__ void on_fence_proxy_async_leader() {
 }
 
 // Generic (st.shared / ld.shared) accesses a kernel declares: ptx::protocol_generic_write/read.
-inline __device__ void on_generic_leader(uint32_t addr, uint32_t bytes, bool write) {
+inline __device__ void on_generic_record(uint32_t addr, uint32_t bytes, bool write) {
   GEMM_PROTOCOL_ENTER();
   Violation v = base_violation(rank, warp);
   v.operand = write ? "generic store" : "generic load";
@@ -855,7 +861,7 @@ inline __device__ void on_generic_leader(uint32_t addr, uint32_t bytes, bool wri
 }
 
 // TMA store of [src, src + bytes) by this warp, read by its bulk-copy unit as part of the next group.
-inline __device__ void on_tma_store_leader(uint32_t src_addr, uint32_t bytes) {
+inline __device__ void on_tma_store_record(uint32_t src_addr, uint32_t bytes) {
   GEMM_PROTOCOL_ENTER();
   Violation v = base_violation(rank, warp);
   v.rule = "tma-store-reads-unfinished";
@@ -869,14 +875,14 @@ inline __device__ void on_tma_store_leader(uint32_t src_addr, uint32_t bytes) {
   unlock(G);
 }
 
-inline __device__ void on_bulk_commit_leader() {
+inline __device__ void on_bulk_commit_record() {
   GEMM_PROTOCOL_ENTER();
   W.bulk_committed += 1;
   unlock(G);
 }
 
 // cp.async.bulk.wait_group(.read) N: all but the newest N groups have read their sources.
-inline __device__ void on_bulk_wait_leader(uint32_t n) {
+inline __device__ void on_bulk_wait_record(uint32_t n) {
   GEMM_PROTOCOL_ENTER();
   if (W.bulk_committed >= n) {
     const uint32_t a = bulk_agent(rank, warp);
@@ -886,7 +892,7 @@ inline __device__ void on_bulk_wait_leader(uint32_t n) {
 }
 
 // tcgen05.fence::after_thread_sync: this warp's tcgen05 work from now on sees what the warp knows.
-inline __device__ void on_tc_fence_after_leader() {
+inline __device__ void on_tc_fence_after_record() {
   GEMM_PROTOCOL_ENTER();
   copy_clock(W.snap, W.vc);
   unlock(G);
@@ -894,7 +900,7 @@ inline __device__ void on_tc_fence_after_leader() {
 
 // tcgen05.fence::before_thread_sync: the warp's finished tcgen05.ld become visible through its next
 // arrive or barrier.
-inline __device__ void on_tc_fence_before_leader() {
+inline __device__ void on_tc_fence_before_record() {
   GEMM_PROTOCOL_ENTER();
   if (W.ld_waited && W.npending) {
     const uint32_t me = warp_agent(rank, warp), done = record(me, W.vc[me]), pending = record(me, kPendingEpoch);
@@ -912,14 +918,14 @@ inline __device__ void on_tc_fence_before_leader() {
   unlock(G);
 }
 
-inline __device__ void on_tc_wait_ld_leader() {
+inline __device__ void on_tc_wait_ld_record() {
   GEMM_PROTOCOL_ENTER();
   W.ld_waited = 1;
   unlock(G);
 }
 
 // tcgen05.ld of `n` columns from `taddr` (quadrant from its lane field).
-inline __device__ void on_tc_ld_leader(uint32_t taddr, uint32_t n) {
+inline __device__ void on_tc_ld_record(uint32_t taddr, uint32_t n) {
   GEMM_PROTOCOL_ENTER();
   const uint32_t col = taddr & 0xFFFF, q = ((taddr >> 16) % 128) / 32;
   Violation v = base_violation(rank, warp);
@@ -1118,7 +1124,7 @@ __device__ inline bool tc_reads_tmem(Cluster& G, uint32_t rank, uint32_t warp, i
   return true;
 }
 
-inline __device__ void on_mma_leader(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc, uint32_t sfa_tmem,
+inline __device__ void on_mma_record(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc, uint32_t sfa_tmem,
                               uint32_t sfb_tmem, int cta_group) {
   GEMM_PROTOCOL_ENTER();
   uint32_t* tc = tc_clock(G, rank, W);
@@ -1138,7 +1144,7 @@ inline __device__ void on_mma_leader(uint32_t d_tmem, uint64_t adesc, uint64_t b
   unlock(G);
 }
 
-inline __device__ void on_cp_leader(uint32_t taddr, uint64_t sdesc, int cta_group) {
+inline __device__ void on_cp_record(uint32_t taddr, uint64_t sdesc, int cta_group) {
   GEMM_PROTOCOL_ENTER();
   uint32_t* tc = tc_clock(G, rank, W);
   const uint32_t lo = smem_offset(tcgen05::decode_smem_descriptor(sdesc).start);
@@ -1149,7 +1155,7 @@ inline __device__ void on_cp_leader(uint32_t taddr, uint64_t sdesc, int cta_grou
 }
 
 // tcgen05.commit: one arrival on each barrier of the mask once the tensor core's work so far is done.
-inline __device__ void on_commit_leader(uint32_t bar_addr, uint32_t mask) {
+inline __device__ void on_commit_record(uint32_t bar_addr, uint32_t mask) {
   GEMM_PROTOCOL_ENTER();
   uint32_t* tc = G.cta[rank].tc_vc;
   const uint32_t off = smem_offset(bar_addr);
@@ -1163,7 +1169,7 @@ inline __device__ void on_commit_leader(uint32_t bar_addr, uint32_t mask) {
   unlock(G);
 }
 
-inline __device__ void on_alloc_leader(uint32_t taddr, uint32_t ncols, int cta_group) {
+inline __device__ void on_alloc_record(uint32_t taddr, uint32_t ncols, int cta_group) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   Violation v = base_violation(rank, warp);
@@ -1194,7 +1200,7 @@ inline __device__ void on_alloc_leader(uint32_t taddr, uint32_t ncols, int cta_g
   unlock(G);
 }
 
-inline __device__ void on_dealloc_leader(uint32_t taddr, uint32_t ncols) {
+inline __device__ void on_dealloc_record(uint32_t taddr, uint32_t ncols) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const uint32_t col = taddr & 0xFFFF;
@@ -1248,7 +1254,7 @@ inline __device__ void on_dealloc_leader(uint32_t taddr, uint32_t ncols) {
   unlock(G);
 }
 
-inline __device__ void on_relinquish_leader() {
+inline __device__ void on_relinquish_record() {
   GEMM_PROTOCOL_ENTER();
   G.cta[rank].relinquished = 1;
   unlock(G);
@@ -1256,7 +1262,7 @@ inline __device__ void on_relinquish_leader() {
 
 // CTA-wide barrier (bar.sync 0) and cluster barrier: every participant publishes; all learn the join.
 // Returns the generation to depart from.
-inline __device__ void on_cta_sync_arrive_leader(uint32_t lanes) {
+inline __device__ void on_cta_sync_arrive_record(uint32_t lanes) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   join(t.sync_vc, W.vc);
@@ -1274,13 +1280,13 @@ inline __device__ void on_cta_sync_arrive_leader(uint32_t lanes) {
   }
   unlock(G);
 }
-inline __device__ void on_cta_sync_depart_leader() {
+inline __device__ void on_cta_sync_depart_record() {
   GEMM_PROTOCOL_ENTER();
   join(W.vc, G.cta[rank].sync_done_vc);
   unlock(G);
 }
 
-inline __device__ void on_cluster_sync_arrive_leader(uint32_t lanes) {
+inline __device__ void on_cluster_sync_arrive_record(uint32_t lanes) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   join(G.sync_vc, W.vc);
@@ -1306,7 +1312,7 @@ inline __device__ void on_cluster_sync_arrive_leader(uint32_t lanes) {
   }
   unlock(G);
 }
-inline __device__ void on_cluster_sync_depart_leader() {
+inline __device__ void on_cluster_sync_depart_record() {
   GEMM_PROTOCOL_ENTER();
   join(W.vc, G.sync_done_vc);
   unlock(G);
@@ -1324,17 +1330,18 @@ inline __device__ void on_thread_start() {
 inline __device__ void on_thread_exit() {
   if (!enabled()) return;
   Slot& s = slot();
-  const bool last_of_cta = atomicAdd(&s.exits, 1u) + 1 == block_threads();
   const unsigned long long t = *reinterpret_cast<volatile unsigned long long*>(&s.token);
   const uint32_t i = *reinterpret_cast<volatile uint32_t*>(&s.index);
   if (t == 0 || i >= uint32_t(kClusterSlots) || g_protocol.clusters[i].owner != t) return;
   Cluster& G = g_protocol.clusters[i];
   const uint32_t rank = ctarank();
-  bool release = false;
+  bool last_of_cta = false, release = false;
   lock(G);
   if (!aborted()) {
     Cta& tc = G.cta[rank];
     tc.exited += 1;
+    // Decided under the lock, so the last thread is the last to touch the state (it may free it).
+    last_of_cta = tc.exited == tc.threads;
     if (last_of_cta) {
       Violation v;
       if (tc.tmem_columns) {
@@ -1385,167 +1392,91 @@ inline __device__ void on_thread_exit() {
 }
 
 
-// ---- The hooks the wrappers call: the calling group elects its lowest lane, which records the
-// operation; the whole group waits for it. --------------------------------------------------------
-
-inline __device__ void on_role(const char* name) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_role_leader(name);
-  __syncwarp(m);
+// ---- The hooks the wrappers call -----------------------------------------------------------------
+//
+// Lanes of a warp may reach a hook together or apart (independent thread scheduling), and nothing
+// here may depend on which: __activemask() only says which lanes happen to run together at that
+// instruction, and a __syncwarp over the mask it returned can wait for a lane that saw another mask
+// (a hang seen on an H100 and an H200). So:
+//   warp_op  a .sync.aligned instruction (alloc, dealloc, relinquish, tcgen05.ld, wait::ld) is one
+//            operation of the whole warp, which the ISA requires to be converged there: lane 0
+//            records it once, between two full-warp __syncwarp()s.
+//   anything else is recorded by each calling thread for itself, before it goes on: an instruction
+//            each thread issues (arrive, TMA, mma, cp, commit) once per thread; a wait, a fence or a
+//            CTA/cluster barrier as one more thread of its warp doing it (the counts the deadlock
+//            check needs are counts of threads). No lane can run ahead of its own record.
+template <class F>
+__device__ __forceinline__ void warp_op(F f) {
+  __syncwarp();
+  if (lane_id() == 0) f();
+  __syncwarp();
 }
 
-inline __device__ void on_init(uint32_t bar_addr, uint32_t count, const char* name, int index) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_init_leader(bar_addr, count, name, index);
-  __syncwarp(m);
+inline __device__ void on_role(const char* name) { on_role_record(name); }
+inline __device__ void on_init(uint32_t bar, uint32_t count, const char* name, int index) {
+  on_init_record(bar, count, name, index);
 }
-
-inline __device__ void on_inval(uint32_t bar_addr) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_inval_leader(bar_addr);
-  __syncwarp(m);
+inline __device__ void on_inval(uint32_t bar) { on_inval_record(bar); }
+inline __device__ void on_arrive(uint32_t bar, uint32_t target_rank, uint32_t tx) {
+  on_arrive_record(bar, target_rank, tx);
 }
-
-inline __device__ void on_arrive(uint32_t bar_addr, uint32_t target_rank, uint32_t tx) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_arrive_leader(bar_addr, target_rank, tx);
-  __syncwarp(m);
+inline __device__ void on_tma_load(uint32_t dst, uint32_t bytes, uint32_t bar, uint32_t bar_rank) {
+  on_tma_load_record(dst, bytes, bar, bar_rank);
 }
-
-inline __device__ void on_tma_load(uint32_t dst_addr, uint32_t bytes, uint32_t bar_addr, uint32_t bar_rank) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_tma_load_leader(dst_addr, bytes, bar_addr, bar_rank);
-  __syncwarp(m);
-}
-
-inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_wait_begin_leader(bar_addr, parity, uint32_t(__popc(m)));
-  __syncwarp(m);
-}
-
-inline __device__ void on_wait_end(uint32_t bar_addr, uint32_t parity) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_wait_end_leader(bar_addr, parity);
-  __syncwarp(m);
-}
-
-inline __device__ void on_fence_proxy_async() {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_fence_proxy_async_leader();
-  __syncwarp(m);
-}
-
-inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_generic_leader(addr, bytes, write);
-  __syncwarp(m);
-}
-
-inline __device__ void on_tma_store(uint32_t src_addr, uint32_t bytes) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_tma_store_leader(src_addr, bytes);
-  __syncwarp(m);
-}
-
-inline __device__ void on_bulk_commit() {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_bulk_commit_leader();
-  __syncwarp(m);
-}
-
-inline __device__ void on_bulk_wait(uint32_t n) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_bulk_wait_leader(n);
-  __syncwarp(m);
-}
-
-inline __device__ void on_tc_fence_after() {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_tc_fence_after_leader();
-  __syncwarp(m);
-}
-
-inline __device__ void on_tc_fence_before() {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_tc_fence_before_leader();
-  __syncwarp(m);
-}
-
-inline __device__ void on_tc_wait_ld() {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_tc_wait_ld_leader();
-  __syncwarp(m);
-}
-
-inline __device__ void on_tc_ld(uint32_t taddr, uint32_t n) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_tc_ld_leader(taddr, n);
-  __syncwarp(m);
-}
-
+inline __device__ void on_wait_begin(uint32_t bar, uint32_t parity) { on_wait_begin_record(bar, parity, 1); }
+inline __device__ void on_wait_end(uint32_t bar, uint32_t parity) { on_wait_end_record(bar, parity); }
+inline __device__ void on_fence_proxy_async() { on_fence_proxy_async_record(); }
+// A declared generic access: each thread declares the range it wrote or read (lanes naming one
+// range, a warp's staging buffer, record the same access again, which changes nothing).
+inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) { on_generic_record(addr, bytes, write); }
+inline __device__ void on_tma_store(uint32_t src, uint32_t bytes) { on_tma_store_record(src, bytes); }
+inline __device__ void on_bulk_commit() { on_bulk_commit_record(); }
+inline __device__ void on_bulk_wait(uint32_t n) { on_bulk_wait_record(n); }
+inline __device__ void on_tc_fence_after() { on_tc_fence_after_record(); }
+inline __device__ void on_tc_fence_before() { on_tc_fence_before_record(); }
+inline __device__ void on_tc_wait_ld() { warp_op([&] { on_tc_wait_ld_record(); }); }
+inline __device__ void on_tc_ld(uint32_t taddr, uint32_t n) { warp_op([&] { on_tc_ld_record(taddr, n); }); }
 inline __device__ void on_mma(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc, uint32_t sfa_tmem,
                               uint32_t sfb_tmem, int cta_group) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_mma_leader(d_tmem, adesc, bdesc, idesc, sfa_tmem, sfb_tmem, cta_group);
-  __syncwarp(m);
+  on_mma_record(d_tmem, adesc, bdesc, idesc, sfa_tmem, sfb_tmem, cta_group);
 }
-
-inline __device__ void on_cp(uint32_t taddr, uint64_t sdesc, int cta_group) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_cp_leader(taddr, sdesc, cta_group);
-  __syncwarp(m);
-}
-
-inline __device__ void on_commit(uint32_t bar_addr, uint32_t mask) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_commit_leader(bar_addr, mask);
-  __syncwarp(m);
-}
-
+inline __device__ void on_cp(uint32_t taddr, uint64_t sdesc, int cta_group) { on_cp_record(taddr, sdesc, cta_group); }
+inline __device__ void on_commit(uint32_t bar, uint32_t mask) { on_commit_record(bar, mask); }
 inline __device__ void on_alloc(uint32_t taddr, uint32_t ncols, int cta_group) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_alloc_leader(taddr, ncols, cta_group);
-  __syncwarp(m);
+  warp_op([&] { on_alloc_record(taddr, ncols, cta_group); });
 }
-
-inline __device__ void on_dealloc(uint32_t taddr, uint32_t ncols) {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_dealloc_leader(taddr, ncols);
-  __syncwarp(m);
-}
-
-inline __device__ void on_relinquish() {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_relinquish_leader();
-  __syncwarp(m);
-}
-
-inline __device__ void on_cta_sync_arrive() {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_cta_sync_arrive_leader(uint32_t(__popc(m)));
-  __syncwarp(m);
-}
-
-inline __device__ void on_cta_sync_depart() {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_cta_sync_depart_leader();
-  __syncwarp(m);
-}
-
-inline __device__ void on_cluster_sync_arrive() {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_cluster_sync_arrive_leader(uint32_t(__popc(m)));
-  __syncwarp(m);
-}
-
-inline __device__ void on_cluster_sync_depart() {
-  const unsigned m = __activemask();
-  if (lane_id() == uint32_t(__ffs(m) - 1)) on_cluster_sync_depart_leader();
-  __syncwarp(m);
-}
+inline __device__ void on_dealloc(uint32_t taddr, uint32_t ncols) { warp_op([&] { on_dealloc_record(taddr, ncols); }); }
+inline __device__ void on_relinquish() { warp_op([&] { on_relinquish_record(); }); }
+inline __device__ void on_cta_sync_arrive() { on_cta_sync_arrive_record(1); }
+inline __device__ void on_cta_sync_depart() { on_cta_sync_depart_record(); }
+inline __device__ void on_cluster_sync_arrive() { on_cluster_sync_arrive_record(1); }
+inline __device__ void on_cluster_sync_depart() { on_cluster_sync_depart_record(); }
 
 #undef GEMM_PROTOCOL_ENTER
+
+// Added to a bounded wait's timeout message: the cluster as the checker last saw it. A wait that
+// times out although the checker found no deadlock means some thread is not where the model thinks:
+// holding the checker's lock, or spinning outside any checked operation.
+static __device__ __noinline__ void describe_for_timeout() {
+  if (!enabled() || aborted()) return;
+  const Slot& s = slot();
+  const uint32_t i = s.index;
+  if (s.token == 0 || i >= uint32_t(kClusterSlots)) return;
+  const Cluster& c = g_protocol.clusters[i];
+  const int holder = *reinterpret_cast<const volatile int*>(&c.holder);
+  Msg m;
+  m.s("  protocol checker: its state is ");
+  if (holder) m.s("locked by thread ").u(uint32_t(holder - 1) & 0xFFFF).s(" of CTA rank ").u(uint32_t(holder - 1) >> 16);
+  else m.s("not locked");
+  for (uint32_t r = 0; r < c.ctas; ++r) {
+    const Cta& t = c.cta[r];
+    m.s("; CTA rank ").u(r).s(": ").u(t.threads).s(" threads, ").u(t.blocked).s(" waiting, ").u(t.exited).s(" exited");
+    for (uint32_t b = 0; b < t.nbarriers; ++b)
+      for (uint32_t p = 0; p < 2; ++p)
+        if (t.barriers[b].waiting[p]) m.s(", ").u(t.barriers[b].waiting[p]).s(" on '").s(t.barriers[b].name).s("'");
+  }
+  printf("%s\n", m.buf);
+}
 
 // The emulator's own failures go through the checker's report (trap or report mode).
 inline __device__ void report_emulator(const char* instruction, const char* what, uint32_t a, uint32_t b) {

@@ -23,8 +23,9 @@ const State* checker_state() {
     CUDA_CHECK(cudaMemset(s->control, 0, sizeof(Control)));
     // GEMM_PROTOCOL_MODE=report: a whole test run keeps going past a violation (each failing test
     // shows its message) instead of ending at the first trap.
-    if (const char* m = std::getenv("GEMM_PROTOCOL_MODE"); m && std::string(m) == "report") {
-      const int r = int(kReport);
+    // GEMM_PROTOCOL_MODE=off: a checked binary runs unchecked (to time the checker's cost).
+    if (const char* m = std::getenv("GEMM_PROTOCOL_MODE"); m && (std::string(m) == "report" || std::string(m) == "off")) {
+      const int r = int(std::string(m) == "off" ? kOff : kReport);
       CUDA_CHECK(cudaMemcpy(&s->control->mode, &r, sizeof r, cudaMemcpyHostToDevice));
     }
     return s;
@@ -38,14 +39,16 @@ const State* checker_state_for(int level) {
   return checker_state();
 }
 
-// Report mode asked for by the environment stays on for the whole process.
-static bool report_from_environment() {
+// A mode asked for by the environment stays on for the whole process: report instead of trap, and
+// off over anything.
+static bool mode_from_environment(const char* which) {
   const char* m = std::getenv("GEMM_PROTOCOL_MODE");
-  return m && std::string(m) == "report";
+  return m && std::string(m) == which;
 }
 
 void set_mode(Mode mode) {
-  if (mode == kTrap && report_from_environment()) mode = kReport;
+  if (mode == kTrap && mode_from_environment("report")) mode = kReport;
+  if (mode_from_environment("off")) mode = kOff;
   if (const State* s = checker_state()) {
     const int m = int(mode);
     CUDA_CHECK(cudaMemcpy(&s->control->mode, &m, sizeof m, cudaMemcpyHostToDevice));

@@ -122,6 +122,7 @@ struct alignas(16) Cluster {
   int lock;                  // every update of the cluster's state holds it
   uint32_t ctas;             // %cluster_nctarank
   uint32_t exited_ctas;
+  int holder;                // 1 + the thread (linear index, CTA rank << 16) holding `lock`; 0: none
   uint32_t sync_arrived, sync_generation;  // the cluster barrier (ptx::cluster_sync)
   uint32_t sync_vc[kClock], sync_done_vc[kClock];
   Cta cta[kMaxCtas];
@@ -132,6 +133,8 @@ enum Mode : int {
   kTrap = 0,    // print the message and trap (the CUDA context is lost, as with any trap)
   kReport = 1,  // record the first message, then let every thread run to the end doing nothing
                 // checked (waits return, emulated tcgen05 work is skipped); the host raises it
+  kOff = 2,     // check nothing: for tests of the emulator's own traps, which a kernel's protocol
+                // violation would otherwise pre-empt
 };
 
 inline constexpr int kMessageBytes = 2048;

@@ -175,8 +175,7 @@ __device__ __forceinline__ unsigned long long global_timer_ns() {
 static __device__ __noinline__ void mbarrier_wait_bounded(uint64_t* bar, uint32_t parity, unsigned long long timeout_ns,
                                                    const char* name, int index) {
 #if GEMM_PROTOCOL_ACTIVE
-  const unsigned together = __activemask();  // the lanes that wait together leave together (one record)
-  protocol::dev::on_wait_begin(smem_addr(bar), parity);
+  protocol::dev::on_wait_begin(smem_addr(bar), parity);  // each waiting thread records its own wait
 #endif
   const unsigned long long start = global_timer_ns();
   while (!mbarrier_try_wait_parity(bar, parity)) {
@@ -184,11 +183,13 @@ static __device__ __noinline__ void mbarrier_wait_bounded(uint64_t* bar, uint32_
     if (global_timer_ns() - start > timeout_ns) {
       printf("mbarrier wait timed out: barrier '%s' [%d], waiting for parity %u, block (%d, %d, %d), thread %d\n", name,
              index, parity, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x);
+#if GEMM_PROTOCOL_ACTIVE
+      protocol::dev::describe_for_timeout();
+#endif
       __trap();
     }
   }
 #if GEMM_PROTOCOL_ACTIVE
-  __syncwarp(together);
   if (!protocol_aborted()) protocol::dev::on_wait_end(smem_addr(bar), parity);
 #endif
 }

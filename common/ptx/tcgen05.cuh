@@ -174,7 +174,7 @@ __device__ __forceinline__ void tcgen05_mma_nvfp4_warp(uint32_t d, uint64_t a_de
   if (elect_one_sync()) tcgen05_mma_nvfp4<kCtaGroup>(d, a_desc, b_desc, idesc, sfa, sfb, accumulate);
 #else
 #if GEMM_PROTOCOL_ACTIVE
-  protocol::dev::on_mma(d, a_desc, b_desc, idesc, sfa, sfb, kCtaGroup);  // one lane records it
+  if (threadIdx.x % 32 == 0) protocol::dev::on_mma(d, a_desc, b_desc, idesc, sfa, sfb, kCtaGroup);  // one mma
   __syncwarp();
 #endif
   emu::mma_mxf4nvf4_block16(d, a_desc, b_desc, idesc, sfa, sfb, accumulate, kCtaGroup, int(threadIdx.x % 32), 32);
@@ -211,7 +211,7 @@ __device__ __forceinline__ void tcgen05_cp_32x128b_warpx4_warp(uint32_t taddr, u
   if (elect_one_sync()) tcgen05_cp_32x128b_warpx4<kCtaGroup>(taddr, s_desc);
 #else
 #if GEMM_PROTOCOL_ACTIVE
-  protocol::dev::on_cp(taddr, s_desc, kCtaGroup);  // one lane records it
+  if (threadIdx.x % 32 == 0) protocol::dev::on_cp(taddr, s_desc, kCtaGroup);  // one cp
   __syncwarp();
 #endif
   emu::cp_32x128b_warpx4(taddr, s_desc, kCtaGroup, int(threadIdx.x % 32), 32);
@@ -230,8 +230,7 @@ template <int N>
 __device__ __forceinline__ void tcgen05_ld_32x32b(uint32_t taddr, uint32_t (&r)[N]) {
   static_assert(N == 4 || N == 8 || N == 16 || N == 32, "the .num variants this project uses");
 #if GEMM_PROTOCOL_ACTIVE
-  __syncwarp();  // .sync.aligned: the whole warp, together
-  protocol::dev::on_tc_ld(taddr, uint32_t(N));
+  protocol::dev::on_tc_ld(taddr, uint32_t(N));  // .sync.aligned: one operation of the whole warp
 #endif
 #if GEMM_HAS_TCGEN05
   if constexpr (N == 4) {
@@ -265,7 +264,6 @@ __device__ __forceinline__ void tcgen05_wait_ld() {
   asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
 #endif
 #if GEMM_PROTOCOL_ACTIVE
-  __syncwarp();
   protocol::dev::on_tc_wait_ld();
 #endif
 }
