@@ -60,8 +60,10 @@ int allocated_units() {
 }
 
 void reset_allocations() {
-  if (const State* s = emulator_state())
+  if (const State* s = emulator_state()) {
     CUDA_CHECK(cudaMemset(s->allocators, 0, size_t(s->num_sms) * sizeof(SmAllocator)));
+    CUDA_CHECK(cudaMemset(s->rendezvous, 0, size_t(kRendezvousSlots) * sizeof(Rendezvous)));
+  }
 }
 
 }  // namespace gemm::emu

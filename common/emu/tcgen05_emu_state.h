@@ -117,7 +117,8 @@ void set_strict(bool strict);
 // deallocated what it allocated).
 int allocated_units();
 
-// Clears the allocation tables (for tests that deliberately leak or trap).
+// Clears the allocation tables and the pairs' alloc rendezvous (for tests that deliberately leak,
+// and after a kernel the protocol checker stopped part-way, which can leave either behind).
 void reset_allocations();
 
 }  // namespace gemm::emu
