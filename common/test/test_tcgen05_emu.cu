@@ -78,9 +78,11 @@ __global__ void __launch_bounds__(128) mma_tile_kernel(const __grid_constant__ C
     mbarrier_init(&done, 1);
     fence_mbarrier_init();
   }
+  // A pair's collective alloc needs the peer CTA known to be running: a cluster barrier first.
+  if constexpr (kCtaGroup == 2) cluster_sync();
   if (threadIdx.x < 32) tcgen05_alloc<kCtaGroup>(&tmem_base, 512);
   tcgen05_fence_before_thread_sync();
-  __syncthreads();
+  cta_sync();  // a CTA barrier the checker sees (it orders Tensor Memory work across warps)
   if constexpr (kCtaGroup == 2) cluster_sync();
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem = tmem_base;
@@ -166,7 +168,7 @@ __global__ void __launch_bounds__(128) mma_tile_kernel(const __grid_constant__ C
       p.out[int64_t(m0 + 32 * warp + lane) * p.n_total + n0 + c + i] = __uint_as_float(r[i]);
   }
   tcgen05_fence_before_thread_sync();
-  __syncthreads();
+  cta_sync();  // a CTA barrier the checker sees (it orders Tensor Memory work across warps)
   if constexpr (kCtaGroup == 2) cluster_sync();
   if (threadIdx.x < 32) {
     tcgen05_relinquish_alloc_permit<kCtaGroup>();
@@ -337,7 +339,7 @@ __global__ void cp_ld_round_trip(const uint8_t* pattern, uint32_t* out) {
   }
   if (threadIdx.x < 32) tcgen05_alloc<1>(&tmem_base, 32);
   tcgen05_fence_before_thread_sync();
-  __syncthreads();
+  cta_sync();  // a CTA barrier the checker sees (it orders Tensor Memory work across warps)
   tcgen05_fence_after_thread_sync();
   const uint32_t tmem = tmem_base;
   if (threadIdx.x < 32) {
@@ -352,7 +354,7 @@ __global__ void cp_ld_round_trip(const uint8_t* pattern, uint32_t* out) {
   tcgen05_wait_ld();
   for (int j = 0; j < 4; ++j) out[(warp * 32 + lane) * 4 + j] = r[j];
   tcgen05_fence_before_thread_sync();
-  __syncthreads();
+  cta_sync();  // a CTA barrier the checker sees (it orders Tensor Memory work across warps)
   if (threadIdx.x < 32) tcgen05_dealloc<1>(tmem, 32);
 }
 
@@ -435,7 +437,7 @@ __global__ void misuse_kernel(int what) {
   ProtocolScope protocol_scope;  // the protocol checker sees each thread enter and leave (no code in release)
   __shared__ uint32_t tmem_base;
   if (threadIdx.x < 32) tcgen05_alloc<1>(&tmem_base, 64);
-  __syncthreads();
+  cta_sync();  // a CTA barrier the checker sees (it orders Tensor Memory work across warps)
   const uint32_t tmem = tmem_base, warp = threadIdx.x / 32;
   if (what == 0 && warp == 1) {  // warp 1 reads lanes 0..31, which belong to warp 0
     uint32_t r[4];
@@ -454,12 +456,15 @@ __global__ void misuse_kernel(int what) {
   if (what == 3 && warp == 0)  // allocated with cta_group::1, then a cta_group::2 copy
     tcgen05_cp_32x128b_warpx4_warp<2>(tmem, tcgen05::sf_atom_descriptor(0));
 #endif
-  __syncthreads();
+  cta_sync();  // a CTA barrier the checker sees (it orders Tensor Memory work across warps)
   if (threadIdx.x < 32) tcgen05_dealloc<1>(tmem, 64);
 }
 
 [[noreturn]] void run_misuse_and_exit(int what) {
   tcgen05::prepare_launch();
+  // These kernels break the protocol on purpose before their misuse (they read Tensor Memory nothing
+  // wrote, for one); the checker would stop them there. What is tested here is the emulator's own trap.
+  protocol::set_mode(protocol::kOff);
   std::fflush(stdout);
   dup2(2, 1);  // the trap message (device printf, stdout) to stderr, which the death test matches
   misuse_kernel<<<1, 64>>>(what);
