@@ -208,7 +208,11 @@ __global__ void __launch_bounds__(kThreads) pipeline_kernel(const __grid_constan
     }
     // The tail: the last commits on the empty slots are asynchronous arrives into this CTA's shared
     // memory; wait for them before the CTA may exit.
-    if (p.bug != Bug::kNoProducerTail && p.bug != Bug::kNoFinalCommit && p.bug != Bug::kPlainArriveOnEmpty)
+    // (kDeallocPending, kPlainWaitOnAccFull: nothing else observes a commit through wait_commit, so the
+    // producer's tail would be what makes the tensor core's work visible to the emulator before the
+    // dealloc or the epilogue's read, depending on which thread gets there first.)
+    if (p.bug != Bug::kNoProducerTail && p.bug != Bug::kNoFinalCommit && p.bug != Bug::kPlainArriveOnEmpty &&
+        p.bug != Bug::kDeallocPending && p.bug != Bug::kPlainWaitOnAccFull)
       for (int it = total_k_tiles; it < total_k_tiles + kSlots; ++it)
         wait_commit(&s.empty[it % kSlots], ((it / kSlots) & 1) ^ 1, "empty", it % kSlots);
   }
@@ -476,7 +480,10 @@ const BrokenCase kBroken[] = {
     {"even_cta_reads_lanes_128_plus", 2, Bug::kEvenCtaLaneOffset, 1,
      "tcgen05 emulator: tcgen05.ld: a warp may only access the 32 lanes of its quadrant"},
     {"mma_issued_without_fence_after_wait", 1, Bug::kNoFenceAfterWait, 1,
-     "protocol checker: missing-tcgen05-fence: .*warp 1 \\(mma\\).*'full' \\[0\\]"},
+     // The first k-tile whose operands are read unfenced: 0, or 1 where a lane of the MMA warp recorded
+     // its fence after the first wait on 'acc_empty' once another lane had passed the wait on 'full' [0]
+     // (the checker takes a warp for one thread, so that fence covers the wait).
+     "protocol checker: missing-tcgen05-fence: .*warp 1 \\(mma\\).*'full' \\[[01]\\]"},
     {"accumulator_released_before_its_loads_finished", 1, Bug::kEarlyAccRelease, 2,
      "protocol checker: mma-overwrites-unread: .*warp 1 \\(mma\\).*operand: mma accumulator D, Tensor Memory columns "
      "\\[0, 128\\).*earlier read not visible as finished: by warp [2-5] \\(epilogue\\) of CTA rank 0, (not yet finished|its epoch)"},
