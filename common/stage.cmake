@@ -86,7 +86,17 @@ endfunction()
 # Registers a GoogleTest binary with ctest, one ctest test per gtest test, labelled `label` and
 # "gpu" (suites whose name contains Gpu) or "cpu". gtest_discover_tests cannot pass a list-valued
 # LABELS through its PROPERTIES, so the labels are set by a small script ctest runs after discovery.
+#
+# GPU tests share one GPU, which time-slices between processes: a kernel of one process makes no
+# progress while another's runs, so its wall-clock deadlines (common/deadline.h) can pass while it
+# waits its turn. Each GPU test counts as `gpu_weight` processors (default 2), so `ctest -j 16` runs
+# at most 16 / gpu_weight of them at once; the emulated tcgen05 tests (every thread of a pipeline
+# spinning on barriers, under the protocol checker) pass 4.
 function(gemm_discover_tests target label)
+  set(gpu_weight 2)
+  if(ARGC GREATER 2)
+    set(gpu_weight ${ARGV2})
+  endif()
   gtest_discover_tests(${target} TEST_FILTER "*Gpu*" TEST_LIST ${target}_gpu_tests
     DISCOVERY_TIMEOUT 60 NO_PRETTY_VALUES)
   gtest_discover_tests(${target} TEST_FILTER "-*Gpu*" TEST_LIST ${target}_cpu_tests
@@ -97,7 +107,10 @@ function(gemm_discover_tests target label)
     "  if(${target}_\${kind}_tests)\n"
     "    set_tests_properties(\${${target}_\${kind}_tests} PROPERTIES LABELS \"${label};\${kind}\")\n"
     "  endif()\n"
-    "endforeach()\n")
+    "endforeach()\n"
+    "if(${target}_gpu_tests)\n"
+    "  set_tests_properties(\${${target}_gpu_tests} PROPERTIES PROCESSORS ${gpu_weight})\n"
+    "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
 endfunction()
 
@@ -196,7 +209,11 @@ function(add_gemm_stage folder)
   gemm_cuda_target_defaults(test_${stage} ${min_sm})
   # GPU tests live in suites whose name contains "Gpu"; they GTEST_SKIP without a usable GPU, and
   # ctest shows them as skipped (never as passed).
-  gemm_discover_tests(test_${stage} ${stage})
+  if(uses_tcgen05)
+    gemm_discover_tests(test_${stage} ${stage} 4)
+  else()
+    gemm_discover_tests(test_${stage} ${stage})
+  endif()
 
   add_executable(bench_${stage} "${src}/bench.cu")
   target_link_libraries(bench_${stage} PRIVATE gemm_benchmarking ${needs})
