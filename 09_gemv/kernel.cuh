@@ -178,10 +178,13 @@ __device__ __forceinline__ void decode8(uint32_t w, __half2 (&h)[4]) {
 #endif
 }
 
-// Two E4M3 scales (low byte first) -> two floats, by the hardware conversion (sm_89 and later).
+// Two block scales (low byte first) -> two floats, by the hardware conversion (sm_89 and later).
+// A block scale is unsigned E4M3, as the tensor cores and cuBLAS read it: bit 7 is ignored, so it is
+// cleared before the conversion, which would read it as a sign (common/formats.h, ue4m3_to_float).
 __device__ __forceinline__ float2 decode_scales2(uint32_t two_bytes) {
+  constexpr uint16_t kNoSignBits = 0x7F7F;
   uint32_t h2;
-  const uint16_t in = uint16_t(two_bytes);
+  const uint16_t in = uint16_t(two_bytes) & kNoSignBits;
   asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(in));
   return __half22float2(*reinterpret_cast<__half2*>(&h2));
 }

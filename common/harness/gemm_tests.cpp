@@ -368,6 +368,10 @@ std::vector<GemmCase> nvfp4_gemv_cases() {
   add(c, Tier::kRealistic, 128, 1, 32768, 2);
   add(c, Tier::kRealistic, 4096, 1, 7168, 2);  // a public shape's M and K
   add(c, Tier::kRealistic, 1000, 1, 2048, 4);
+  // Scale bytes with bit 7 set, in A's scales and the vector's (ignored, as by the hardware).
+  add(c, Tier::kScaleBit7, 3, 1, 96, 1);
+  add(c, Tier::kScaleBit7, 129, 1, 1056, 1);
+  add(c, Tier::kScaleBit7, 67, 1, 1056, 3);
   return c;
 }
 
