@@ -6,7 +6,7 @@
 // Hopper, and in the checked build. Elsewhere every hook below is an empty inline function.
 //
 // Concurrency: all the state of one cluster is updated under that cluster's lock, by one lane of the
-// calling warp (lanes that call a wrapper together count as one logical thread, their warp).
+// calling warp (its lanes count as one logical thread: their warp).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -615,8 +615,8 @@ __device__ inline bool columns_allocated(Cluster& c, uint32_t mem, uint32_t col,
 
 // ---- The hooks -------------------------------------------------------------------------------------
 
-// Each X_record runs in the thread that records (see "The hooks the wrappers call" below) and holds
-// the cluster's lock throughout; `G` is the state of the calling CTA's cluster.
+// Each hook holds the cluster's lock throughout ("The hooks the wrappers call", below, says which thread
+// runs it); `G` is the state of the calling CTA's cluster.
 #define GEMM_PROTOCOL_ENTER()                          \
   Cluster* cp_ = cluster();                            \
   if (!cp_) return;                                    \
@@ -632,13 +632,13 @@ __device__ inline bool columns_allocated(Cluster& c, uint32_t mem, uint32_t col,
   W.used = 1;                                          \
   (void)W
 
-inline __device__ void on_role_record(const char* name) {
+inline __device__ void on_role(const char* name) {
   GEMM_PROTOCOL_ENTER();
   copy_name(W.role, name);
   unlock(G);
 }
 
-inline __device__ void on_init_record(uint32_t bar_addr, uint32_t count, const char* name, int index) {
+inline __device__ void on_init(uint32_t bar_addr, uint32_t count, const char* name, int index) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const uint32_t off = smem_offset(bar_addr);
@@ -689,7 +689,7 @@ inline __device__ void on_init_record(uint32_t bar_addr, uint32_t count, const c
   unlock(G);
 }
 
-inline __device__ void on_inval_record(uint32_t bar_addr) {
+inline __device__ void on_inval(uint32_t bar_addr) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const int b = live_barrier(G, rank, smem_offset(bar_addr), rank, warp, "mbarrier.inval of a barrier that is not live");
@@ -698,7 +698,7 @@ inline __device__ void on_inval_record(uint32_t bar_addr) {
 }
 
 // mbarrier.arrive (target_rank: the CTA whose barrier it is), with `tx` bytes expected first.
-inline __device__ void on_arrive_record(uint32_t bar_addr, uint32_t target_rank, uint32_t tx) {
+inline __device__ void on_arrive(uint32_t bar_addr, uint32_t target_rank, uint32_t tx) {
   GEMM_PROTOCOL_ENTER();
   const int b = live_barrier(G, target_rank, smem_offset(bar_addr), rank, warp, "an arrive on a barrier never initialised");
   if (b >= 0) {
@@ -710,7 +710,7 @@ inline __device__ void on_arrive_record(uint32_t bar_addr, uint32_t target_rank,
 
 // A TMA load (or bulk copy) of `bytes` into [dst, dst + bytes) of this CTA, completing on the barrier
 // at bar_addr's offset in CTA `bar_rank`.
-inline __device__ void on_tma_load_record(uint32_t dst_addr, uint32_t bytes, uint32_t bar_addr, uint32_t bar_rank) {
+inline __device__ void on_tma_load(uint32_t dst_addr, uint32_t bytes, uint32_t bar_addr, uint32_t bar_rank) {
   GEMM_PROTOCOL_ENTER();
   const int b = live_barrier(G, bar_rank, smem_offset(bar_addr), rank, warp,
                              "a TMA load completes on a barrier never initialised");
@@ -756,7 +756,7 @@ inline __device__ void on_tma_load_record(uint32_t dst_addr, uint32_t bytes, uin
 }
 
 // Before a wait on parity `parity`: is it blocked on a phase nothing recorded has completed?
-inline __device__ void on_wait_begin_record(uint32_t bar_addr, uint32_t parity, uint32_t lanes) {
+inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const int b = live_barrier(G, rank, smem_offset(bar_addr), rank, warp, "a wait on a barrier never initialised");
@@ -784,16 +784,16 @@ inline __device__ void on_wait_begin_record(uint32_t bar_addr, uint32_t parity, 
     return;
   }
   if ((phase & 1) == (parity & 1)) {  // the phase waited for has not completed: blocked
-    bar.waiting[parity & 1] += lanes;
+    bar.waiting[parity & 1] += 1;
     bar.waiting_warps[parity & 1] |= 1u << warp;
-    t.blocked += lanes;
+    t.blocked += 1;
     check_deadlock(G);
   }
   unlock(G);
 }
 
 // After the wait returned: the waiter now knows what the observed phase published.
-inline __device__ void on_wait_end_record(uint32_t bar_addr, uint32_t parity) {
+inline __device__ void on_wait_end(uint32_t bar_addr, uint32_t parity) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const int b = find_barrier(t, smem_offset(bar_addr));
@@ -827,7 +827,7 @@ inline __device__ void on_wait_end_record(uint32_t bar_addr, uint32_t parity) {
 }
 
 // fence.proxy.async: this warp's generic writes so far may be read by the async proxy.
-inline __device__ void on_fence_proxy_async_record() {
+inline __device__ void on_fence_proxy_async() {
   GEMM_PROTOCOL_ENTER();
   const uint32_t me = warp_agent(rank, warp);
   W.fences[W.nfences++ % kFenceRing] = W.vc[me];
@@ -836,7 +836,8 @@ inline __device__ void on_fence_proxy_async_record() {
 }
 
 // Generic (st.shared / ld.shared) accesses a kernel declares: ptx::protocol_generic_write/read.
-inline __device__ void on_generic_record(uint32_t addr, uint32_t bytes, bool write) {
+// Lanes naming one range (a warp's staging buffer) record the same access again, which changes nothing.
+inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) {
   GEMM_PROTOCOL_ENTER();
   Violation v = base_violation(rank, warp);
   v.operand = write ? "generic store" : "generic load";
@@ -861,7 +862,7 @@ inline __device__ void on_generic_record(uint32_t addr, uint32_t bytes, bool wri
 }
 
 // TMA store of [src, src + bytes) by this warp, read by its bulk-copy unit as part of the next group.
-inline __device__ void on_tma_store_record(uint32_t src_addr, uint32_t bytes) {
+inline __device__ void on_tma_store(uint32_t src_addr, uint32_t bytes) {
   GEMM_PROTOCOL_ENTER();
   Violation v = base_violation(rank, warp);
   v.rule = "tma-store-reads-unfinished";
@@ -875,14 +876,14 @@ inline __device__ void on_tma_store_record(uint32_t src_addr, uint32_t bytes) {
   unlock(G);
 }
 
-inline __device__ void on_bulk_commit_record() {
+inline __device__ void on_bulk_commit() {
   GEMM_PROTOCOL_ENTER();
   W.bulk_committed += 1;
   unlock(G);
 }
 
 // cp.async.bulk.wait_group(.read) N: all but the newest N groups have read their sources.
-inline __device__ void on_bulk_wait_record(uint32_t n) {
+inline __device__ void on_bulk_wait(uint32_t n) {
   GEMM_PROTOCOL_ENTER();
   if (W.bulk_committed >= n) {
     const uint32_t a = bulk_agent(rank, warp);
@@ -892,7 +893,7 @@ inline __device__ void on_bulk_wait_record(uint32_t n) {
 }
 
 // tcgen05.fence::after_thread_sync: this warp's tcgen05 work from now on sees what the warp knows.
-inline __device__ void on_tc_fence_after_record() {
+inline __device__ void on_tc_fence_after() {
   GEMM_PROTOCOL_ENTER();
   copy_clock(W.snap, W.vc);
   unlock(G);
@@ -900,7 +901,7 @@ inline __device__ void on_tc_fence_after_record() {
 
 // tcgen05.fence::before_thread_sync: the warp's finished tcgen05.ld become visible through its next
 // arrive or barrier.
-inline __device__ void on_tc_fence_before_record() {
+inline __device__ void on_tc_fence_before() {
   GEMM_PROTOCOL_ENTER();
   if (W.ld_waited && W.npending) {
     const uint32_t me = warp_agent(rank, warp), done = record(me, W.vc[me]), pending = record(me, kPendingEpoch);
@@ -1124,7 +1125,7 @@ __device__ inline bool tc_reads_tmem(Cluster& G, uint32_t rank, uint32_t warp, i
   return true;
 }
 
-inline __device__ void on_mma_record(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc, uint32_t sfa_tmem,
+inline __device__ void on_mma(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc, uint32_t sfa_tmem,
                               uint32_t sfb_tmem, int cta_group) {
   GEMM_PROTOCOL_ENTER();
   uint32_t* tc = tc_clock(G, rank, W);
@@ -1144,7 +1145,7 @@ inline __device__ void on_mma_record(uint32_t d_tmem, uint64_t adesc, uint64_t b
   unlock(G);
 }
 
-inline __device__ void on_cp_record(uint32_t taddr, uint64_t sdesc, int cta_group) {
+inline __device__ void on_cp(uint32_t taddr, uint64_t sdesc, int cta_group) {
   GEMM_PROTOCOL_ENTER();
   uint32_t* tc = tc_clock(G, rank, W);
   const uint32_t lo = smem_offset(tcgen05::decode_smem_descriptor(sdesc).start);
@@ -1155,7 +1156,7 @@ inline __device__ void on_cp_record(uint32_t taddr, uint64_t sdesc, int cta_grou
 }
 
 // tcgen05.commit: one arrival on each barrier of the mask once the tensor core's work so far is done.
-inline __device__ void on_commit_record(uint32_t bar_addr, uint32_t mask) {
+inline __device__ void on_commit(uint32_t bar_addr, uint32_t mask) {
   GEMM_PROTOCOL_ENTER();
   uint32_t* tc = G.cta[rank].tc_vc;
   const uint32_t off = smem_offset(bar_addr);
@@ -1262,13 +1263,13 @@ inline __device__ void on_relinquish_record() {
 
 // CTA-wide barrier (bar.sync 0) and cluster barrier: every participant publishes; all learn the join.
 // Returns the generation to depart from.
-inline __device__ void on_cta_sync_arrive_record(uint32_t lanes) {
+inline __device__ void on_cta_sync_arrive() {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   join(t.sync_vc, W.vc);
   W.vc[warp_agent(rank, warp)] += 1;
-  t.sync_arrived += lanes;
-  t.blocked += lanes;
+  t.sync_arrived += 1;  // one thread (each thread records its own arrival)
+  t.blocked += 1;
   if (t.sync_arrived >= t.threads - t.exited) {
     copy_clock(t.sync_done_vc, t.sync_vc);
     zero_clock(t.sync_vc);
@@ -1280,20 +1281,20 @@ inline __device__ void on_cta_sync_arrive_record(uint32_t lanes) {
   }
   unlock(G);
 }
-inline __device__ void on_cta_sync_depart_record() {
+inline __device__ void on_cta_sync_depart() {
   GEMM_PROTOCOL_ENTER();
   join(W.vc, G.cta[rank].sync_done_vc);
   unlock(G);
 }
 
-inline __device__ void on_cluster_sync_arrive_record(uint32_t lanes) {
+inline __device__ void on_cluster_sync_arrive() {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   join(G.sync_vc, W.vc);
   W.vc[warp_agent(rank, warp)] += 1;
-  t.cluster_arrived += lanes;
-  t.blocked += lanes;
-  G.sync_arrived += lanes;
+  t.cluster_arrived += 1;  // one thread
+  t.blocked += 1;
+  G.sync_arrived += 1;
   uint32_t live = 0;
   for (uint32_t r = 0; r < G.ctas; ++r)
     live += G.cta[r].live ? G.cta[r].threads - G.cta[r].exited : block_threads();
@@ -1312,7 +1313,7 @@ inline __device__ void on_cluster_sync_arrive_record(uint32_t lanes) {
   }
   unlock(G);
 }
-inline __device__ void on_cluster_sync_depart_record() {
+inline __device__ void on_cluster_sync_depart() {
   GEMM_PROTOCOL_ENTER();
   join(W.vc, G.sync_done_vc);
   unlock(G);
@@ -1397,14 +1398,12 @@ inline __device__ void on_thread_exit() {
 // Lanes of a warp may reach a hook together or apart (independent thread scheduling), and nothing
 // here may depend on which: __activemask() only says which lanes happen to run together at that
 // instruction, and a __syncwarp over the mask it returned can wait for a lane that saw another mask
-// (a hang seen on an H100 and an H200). So:
-//   warp_op  a .sync.aligned instruction (alloc, dealloc, relinquish, tcgen05.ld, wait::ld) is one
-//            operation of the whole warp, which the ISA requires to be converged there: lane 0
-//            records it once, between two full-warp __syncwarp()s.
-//   anything else is recorded by each calling thread for itself, before it goes on: an instruction
-//            each thread issues (arrive, TMA, mma, cp, commit) once per thread; a wait, a fence or a
-//            CTA/cluster barrier as one more thread of its warp doing it (the counts the deadlock
-//            check needs are counts of threads). No lane can run ahead of its own record.
+// (a hang seen on an H200). So every on_X above runs in the thread that calls it and records that
+// thread's operation before the thread goes on (an instruction it issues; a wait, a fence or a
+// CTA/cluster barrier as one more thread of its warp doing it: the deadlock check counts threads).
+// The exceptions are the .sync.aligned instructions below (alloc, dealloc, relinquish, tcgen05.ld,
+// wait::ld), which the ISA runs with the whole warp converged: one operation of the warp, recorded
+// once by lane 0 between two full-warp __syncwarp()s.
 template <class F>
 __device__ __forceinline__ void warp_op(F f) {
   __syncwarp();
@@ -1412,45 +1411,13 @@ __device__ __forceinline__ void warp_op(F f) {
   __syncwarp();
 }
 
-inline __device__ void on_role(const char* name) { on_role_record(name); }
-inline __device__ void on_init(uint32_t bar, uint32_t count, const char* name, int index) {
-  on_init_record(bar, count, name, index);
-}
-inline __device__ void on_inval(uint32_t bar) { on_inval_record(bar); }
-inline __device__ void on_arrive(uint32_t bar, uint32_t target_rank, uint32_t tx) {
-  on_arrive_record(bar, target_rank, tx);
-}
-inline __device__ void on_tma_load(uint32_t dst, uint32_t bytes, uint32_t bar, uint32_t bar_rank) {
-  on_tma_load_record(dst, bytes, bar, bar_rank);
-}
-inline __device__ void on_wait_begin(uint32_t bar, uint32_t parity) { on_wait_begin_record(bar, parity, 1); }
-inline __device__ void on_wait_end(uint32_t bar, uint32_t parity) { on_wait_end_record(bar, parity); }
-inline __device__ void on_fence_proxy_async() { on_fence_proxy_async_record(); }
-// A declared generic access: each thread declares the range it wrote or read (lanes naming one
-// range, a warp's staging buffer, record the same access again, which changes nothing).
-inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) { on_generic_record(addr, bytes, write); }
-inline __device__ void on_tma_store(uint32_t src, uint32_t bytes) { on_tma_store_record(src, bytes); }
-inline __device__ void on_bulk_commit() { on_bulk_commit_record(); }
-inline __device__ void on_bulk_wait(uint32_t n) { on_bulk_wait_record(n); }
-inline __device__ void on_tc_fence_after() { on_tc_fence_after_record(); }
-inline __device__ void on_tc_fence_before() { on_tc_fence_before_record(); }
 inline __device__ void on_tc_wait_ld() { warp_op([&] { on_tc_wait_ld_record(); }); }
 inline __device__ void on_tc_ld(uint32_t taddr, uint32_t n) { warp_op([&] { on_tc_ld_record(taddr, n); }); }
-inline __device__ void on_mma(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc, uint32_t sfa_tmem,
-                              uint32_t sfb_tmem, int cta_group) {
-  on_mma_record(d_tmem, adesc, bdesc, idesc, sfa_tmem, sfb_tmem, cta_group);
-}
-inline __device__ void on_cp(uint32_t taddr, uint64_t sdesc, int cta_group) { on_cp_record(taddr, sdesc, cta_group); }
-inline __device__ void on_commit(uint32_t bar, uint32_t mask) { on_commit_record(bar, mask); }
 inline __device__ void on_alloc(uint32_t taddr, uint32_t ncols, int cta_group) {
   warp_op([&] { on_alloc_record(taddr, ncols, cta_group); });
 }
 inline __device__ void on_dealloc(uint32_t taddr, uint32_t ncols) { warp_op([&] { on_dealloc_record(taddr, ncols); }); }
 inline __device__ void on_relinquish() { warp_op([&] { on_relinquish_record(); }); }
-inline __device__ void on_cta_sync_arrive() { on_cta_sync_arrive_record(1); }
-inline __device__ void on_cta_sync_depart() { on_cta_sync_depart_record(); }
-inline __device__ void on_cluster_sync_arrive() { on_cluster_sync_arrive_record(1); }
-inline __device__ void on_cluster_sync_depart() { on_cluster_sync_depart_record(); }
 
 #undef GEMM_PROTOCOL_ENTER
 
