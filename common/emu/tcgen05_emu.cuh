@@ -140,6 +140,13 @@ static __device__ __noinline__ void fail(const char* instruction, const char* wh
 
 // A violation ended the checked work of every kernel (report mode): emulated instructions do nothing.
 __device__ __forceinline__ bool stopped() { return ptx::protocol_aborted(); }
+// The same decision for a call that all 32 lanes make together and that shuffles or __syncwarp()s
+// inside: one answer for the whole warp. Asked lane by lane, the flag can be set between two lanes'
+// reads (another warp reporting), and the lanes that return would leave the rest waiting in a
+// full-warp shuffle for ever (a report-mode hang).
+__device__ __forceinline__ bool stopped_warp(int workers) {
+  return workers == 32 ? __any_sync(0xFFFFFFFFu, stopped()) : stopped();
+}
 
 static __device__ const char* op_name(uint32_t kind) { return kind == kOpMma ? "tcgen05.mma" : "tcgen05.cp"; }
 
@@ -537,7 +544,7 @@ __device__ inline void mark_reads(CtaRecord& rec, uint32_t sm, uint32_t column, 
 // Row i (of 32) of the source, 16 bytes, goes to lanes i, 32 + i, 64 + i, 96 + i, columns c..c+3.
 // With cta_group::2 both CTAs of the pair are filled, each from its own shared memory.
 __device__ inline void cp_32x128b_warpx4(uint32_t taddr, uint64_t sdesc, int cta_group, int worker, int workers) {
-  if (stopped()) return;
+  if (stopped_warp(workers)) return;
   const char* kName = "tcgen05.cp";
   CtaRecord& rec = *require_record(kName, cta_group);
   const tcgen05::SmemDescriptor d = checked_descriptor(kName, sdesc, false);
@@ -628,7 +635,7 @@ __device__ __forceinline__ void load_scaled_row(const tcgen05::SmemDescriptor& d
 __device__ inline void mma_mxf4nvf4_block16(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc,
                                             uint32_t sfa_tmem, uint32_t sfb_tmem, bool accumulate, int cta_group,
                                             int worker, int workers) {
-  if (stopped()) return;
+  if (stopped_warp(workers)) return;
   const char* kName = "tcgen05.mma";
   CtaRecord& rec = *require_record(kName, cta_group);
   const tcgen05::InstrDescriptor id = tcgen05::decode_instr_descriptor(idesc);
@@ -787,7 +794,7 @@ __device__ inline void observe_commit(uint64_t* bar, const char* name, int index
 // lanes. TMEM lane = lane field % 128.
 template <int N>
 __device__ inline void ld_32x32b(uint32_t taddr, uint32_t (&r)[N]) {
-  if (stopped()) {
+  if (stopped_warp(32)) {  // .sync.aligned: all 32 lanes are here
     for (int i = 0; i < N; ++i) r[i] = 0;
     return;
   }
