@@ -5,8 +5,12 @@
 // Compiled in only where GEMM_PROTOCOL_ACTIVE (common/ptx/arch.cuh): under the tcgen05 emulator on
 // Hopper, and in the checked build. Elsewhere every hook below is an empty inline function.
 //
-// Concurrency: all the state of one cluster is updated under that cluster's lock, by one lane of the
-// calling warp (its lanes count as one logical thread: their warp).
+// Concurrency: the state of one cluster is updated under that cluster's lock. The lanes of a warp are
+// one logical thread, so most of what a lane records, another lane of its warp has often recorded
+// already: each hook first looks, without the lock, whether its record would change anything (a wait
+// whose phase the warp has learned, a fence with nothing new to cover, a barrier generation the warp
+// has published into), and takes the lock only if it would. Counts that every thread contributes to
+// (threads waiting, arrivals at CTA and cluster barriers, exits) are kept with atomics.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -102,15 +106,32 @@ __device__ __forceinline__ bool visible(const uint32_t* vc, uint32_t r) {
   const uint32_t e = rec_epoch(r);
   return e != kPendingEpoch && vc[rec_agent(r)] >= e;
 }
-__device__ __forceinline__ void join(uint32_t* into, const uint32_t* from) {
-  for (int i = 0; i < kClock; ++i)
-    if (from[i] > into[i]) into[i] = from[i];
+// Clocks move 16 bytes at a time, 11 loads in flight (33 words = 3 rounds): these run under the
+// cluster's lock, after its fence has emptied L1, so each round costs an L2 round trip.
+static __device__ __noinline__ void join(uint32_t* into, const uint32_t* from) {
+  uint4* d = reinterpret_cast<uint4*>(into);
+  const uint4* f = reinterpret_cast<const uint4*>(from);
+#pragma unroll 11
+  for (int i = 0; i < kClockWords / 4; ++i) {
+    uint4 a = d[i];
+    const uint4 b = f[i];
+    a.x = max(a.x, b.x);
+    a.y = max(a.y, b.y);
+    a.z = max(a.z, b.z);
+    a.w = max(a.w, b.w);
+    d[i] = a;
+  }
 }
-__device__ __forceinline__ void copy_clock(uint32_t* into, const uint32_t* from) {
-  for (int i = 0; i < kClock; ++i) into[i] = from[i];
+static __device__ __noinline__ void copy_clock(uint32_t* into, const uint32_t* from) {
+  uint4* d = reinterpret_cast<uint4*>(into);
+  const uint4* f = reinterpret_cast<const uint4*>(from);
+#pragma unroll 11
+  for (int i = 0; i < kClockWords / 4; ++i) d[i] = f[i];
 }
-__device__ __forceinline__ void zero_clock(uint32_t* c) {
-  for (int i = 0; i < kClock; ++i) c[i] = 0;
+static __device__ __noinline__ void zero_clock(uint32_t* c) {
+  uint4* d = reinterpret_cast<uint4*>(c);
+#pragma unroll 11
+  for (int i = 0; i < kClockWords / 4; ++i) d[i] = make_uint4(0, 0, 0, 0);
 }
 
 // ---- Messages --------------------------------------------------------------------------------------
@@ -180,7 +201,7 @@ struct Violation {
   const char* operand = nullptr;
   int mem_rank = -1;            // shared memory of this CTA ...
   bool tmem = false;            // ... or Tensor Memory (columns, quadrant)
-  uint32_t lo = 0, hi = 0, quadrant = 0;
+  uint32_t lo = 0, hi = 0, quadrant = 0;  // quadrant kTmemQuadrants: all four (a whole allocation)
   uint32_t earlier = 0;         // the earlier access that was not visible (record), or 0
   bool earlier_is_read = false;
   const char* extra = nullptr;  // more text, already formatted
@@ -215,7 +236,11 @@ static __device__ __noinline__ void report(const Cluster& c, const Violation& v)
   if (v.operand) {
     m.s("  operand: ").s(v.operand);
     if (v.tmem)
-      m.s(", Tensor Memory columns [").u(v.lo).s(", ").u(v.hi).s("), lanes ").u(32 * v.quadrant).s("-").u(32 * v.quadrant + 31);
+    {
+      m.s(", Tensor Memory columns [").u(v.lo).s(", ").u(v.hi).s("), ");
+      if (v.quadrant >= uint32_t(kTmemQuadrants)) m.s("all 128 lanes");
+      else m.s("lanes ").u(32 * v.quadrant).s("-").u(32 * v.quadrant + 31);
+    }
     else
       m.s(", shared memory [").x(v.lo).s(", ").x(v.hi).s(")");
     if (v.mem_rank >= 0) m.s(" of CTA rank ").i(v.mem_rank);
@@ -286,8 +311,10 @@ __device__ __forceinline__ Slot& slot() {
   return s;
 }
 
+// Backoff doubles to ~1 us: with a CTA's 128-384 threads spinning on one word, a fixed short sleep
+// keeps the L2 busy with failed compare-and-swaps and slows every hand-over.
 __device__ __forceinline__ void lock(Cluster& c) {
-  while (atomicCAS(&c.lock, 0, 1) != 0) __nanosleep(20);
+  for (uint32_t sleep = 32; atomicCAS(&c.lock, 0, 1) != 0; sleep = sleep < 1024 ? 2 * sleep : sleep) __nanosleep(sleep);
   __threadfence();
   c.holder = int((ctarank() << 16) | lin_thread()) + 1;
 }
@@ -310,7 +337,10 @@ __device__ inline void init_cluster(Cluster& c, uint32_t ctas) {
   for (uint32_t r = 0; r < ctas; ++r) {
     Cta& t = c.cta[r];
     zero_words(&t, sizeof(Cta));
-    for (uint32_t w = 0; w < uint32_t(kMaxWarps); ++w) t.warps[w].vc[warp_agent(r, w)] = 1;
+    for (uint32_t w = 0; w < uint32_t(kMaxWarps); ++w) {
+      t.warps[w].vc[warp_agent(r, w)] = 1;
+      t.warps[w].snap_stale = 1;
+    }
     t.tc_vc[tc_agent(r)] = 1;
   }
   c.ctas = ctas;
@@ -406,6 +436,19 @@ __device__ inline int find_barrier(const Cta& t, uint32_t offset) {
   return -1;
 }
 
+// Reads outside the lock (the hooks' fast paths, which only ever skip work another lane of the same
+// warp already did): volatile, so they come from L2, never from a stale L1 line.
+template <class T>
+__device__ __forceinline__ T relaxed(const T& x) {
+  return *reinterpret_cast<const volatile T*>(&x);
+}
+__device__ inline int find_barrier_relaxed(const Cta& t, uint32_t offset) {
+  const uint32_t n = relaxed(t.nbarriers);
+  for (uint32_t b = 0; b < n && b < uint32_t(kMaxBarriers); ++b)
+    if (relaxed(t.barriers[b].offset) == offset + 1) return int(b);
+  return -1;
+}
+
 __device__ inline Violation base_violation(uint32_t rank, uint32_t warp) {
   Violation v;
   v.rank = int(rank);
@@ -431,8 +474,38 @@ __device__ inline int live_barrier(Cluster& c, uint32_t target_rank, uint32_t of
   return -1;
 }
 
+// CTA and cluster barriers whose every live thread has arrived complete here, under the lock, by
+// whichever thread gets here first: the last arriver, or a thread about to decide on a deadlock
+// (which must not count threads that the barrier has in fact released).
+static __device__ __noinline__ void settle_barriers(Cluster& c) {
+  for (uint32_t r = 0; r < c.ctas; ++r) {
+    Cta& t = c.cta[r];
+    if (t.live && t.sync_arrived && t.sync_arrived >= t.threads - t.exited) {
+      copy_clock(t.sync_done_vc, t.sync_vc);
+      zero_clock(t.sync_vc);
+      atomicSub(&t.blocked, t.sync_arrived);
+      atomicExch(&t.sync_arrived, 0u);
+      t.sync_generation += 1;
+    }
+  }
+  uint32_t live = 0;
+  for (uint32_t r = 0; r < c.ctas; ++r) live += c.cta[r].live ? c.cta[r].threads - c.cta[r].exited : block_threads();
+  if (c.sync_arrived && c.sync_arrived >= live) {
+    copy_clock(c.sync_done_vc, c.sync_vc);
+    zero_clock(c.sync_vc);
+    for (uint32_t r = 0; r < c.ctas; ++r) {
+      atomicSub(&c.cta[r].blocked, c.cta[r].cluster_arrived);
+      atomicExch(&c.cta[r].cluster_arrived, 0u);
+      c.cta[r].cluster_synced = 1;
+    }
+    atomicExch(&c.sync_arrived, 0u);
+    c.sync_generation += 1;
+  }
+}
+
 // The deadlock check: every live thread of the cluster waits on something nothing recorded can finish.
 static __device__ __noinline__ void check_deadlock(Cluster& c) {
+  settle_barriers(c);
   uint32_t waiting = 0;
   for (uint32_t r = 0; r < c.ctas; ++r) {
     const Cta& t = c.cta[r];
@@ -483,7 +556,7 @@ __device__ inline void maybe_complete(Cluster& c, uint32_t rank, uint32_t b) {
   bar.pending = bar.count;
   bar.tx_seen = 0;
   const uint32_t p = (bar.completed - 1 - bar.phase_base) & 1;
-  t.blocked -= bar.waiting[p];
+  atomicSub(&t.blocked, bar.waiting[p]);  // `blocked` is also counted outside the lock (barriers)
   bar.waiting[p] = 0;
   bar.waiting_warps[p] = 0;
 }
@@ -545,6 +618,43 @@ __device__ inline bool proxy_fenced(const Cluster& c, uint32_t w, const uint32_t
 
 enum class Access { kAsyncRead, kAsyncWrite, kGenericRead, kGenericWrite };
 
+// The fast pre-pass of access_smem and tc_writes_tmem. These run under the lock, over hundreds of
+// lines or cells per mma, so they load 8 records at once and decide without a branch per record;
+// anything that might be a violation (or need the proxy-fence lookup) falls back to the exact loop,
+// which reports.
+__device__ __forceinline__ uint4 load_line(const Line& l) { return *reinterpret_cast<const uint4*>(&l); }
+__device__ __forceinline__ bool unseen(const uint32_t* vc, uint32_t r) {  // !visible(vc, r), without a branch on r
+  const uint32_t e = rec_epoch(r), agent = r ? rec_agent(r) : 0u;
+  return (r != 0) & ((e == kPendingEpoch) | (vc[agent] < e));
+}
+__device__ inline bool lines_clear(const Cta& t, uint32_t lo, uint32_t hi, const uint32_t* vc, bool write, bool async) {
+  const uint32_t g0 = lo / kGranuleBytes, g1 = min((hi + kGranuleBytes - 1) / kGranuleBytes, uint32_t(kGranules));
+  bool bad = false;
+  for (uint32_t g = g0; g < g1; g += 8) {
+    uint4 l[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) l[i] = g + i < g1 ? load_line(t.smem[g + i]) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      bad |= unseen(vc, l[i].x);
+      bad |= async & (l[i].x != 0) & (g + i < g1) && is_generic(t, g + i);  // the proxy-fence rule: the exact loop
+      if (write) bad |= unseen(vc, l[i].y) | unseen(vc, l[i].z) | unseen(vc, l[i].w);
+    }
+  }
+  return !bad;
+}
+__device__ inline void record_lines(Cta& t, uint32_t lo, uint32_t hi, bool write, bool generic, uint32_t rec) {
+  const uint32_t g0 = lo / kGranuleBytes, g1 = min((hi + kGranuleBytes - 1) / kGranuleBytes, uint32_t(kGranules));
+  for (uint32_t g = g0; g < g1; ++g) {
+    if (write) {
+      *reinterpret_cast<uint4*>(&t.smem[g]) = make_uint4(rec, 0, 0, 0);
+      set_generic(t, g, generic);
+    } else {
+      add_read(t.smem[g], rec);
+    }
+  }
+}
+
 // Checks an access by a thread that knows `vc` to lines [lo, hi) of CTA `mem`'s shared memory, and
 // records it as `rec`. Returns false after reporting.
 __device__ inline bool access_smem(Cluster& c, uint32_t mem, uint32_t lo, uint32_t hi, Access kind, const uint32_t* vc,
@@ -552,6 +662,10 @@ __device__ inline bool access_smem(Cluster& c, uint32_t mem, uint32_t lo, uint32
   Cta& t = c.cta[mem];
   const bool write = kind == Access::kAsyncWrite || kind == Access::kGenericWrite;
   const bool async = kind == Access::kAsyncRead || kind == Access::kAsyncWrite;
+  if (lines_clear(t, lo, hi, vc, write, async)) {  // the common case, checked 8 lines at a time
+    record_lines(t, lo, hi, write, kind == Access::kGenericWrite, rec);
+    return true;
+  }
   v.mem_rank = int(mem);
   v.lo = lo;
   v.hi = hi;
@@ -609,6 +723,7 @@ __device__ inline bool columns_allocated(Cluster& c, uint32_t mem, uint32_t col,
   v.mem_rank = int(mem);
   v.lo = col;
   v.hi = col + n;
+  v.quadrant = kTmemQuadrants;
   report(c, v);
   return false;
 }
@@ -630,9 +745,14 @@ __device__ inline bool columns_allocated(Cluster& c, uint32_t mem, uint32_t col,
   }                                                    \
   Warp& W = G.cta[rank].warps[warp];                   \
   W.used = 1;                                          \
+  W.acts += 1;                                         \
   (void)W
 
 inline __device__ void on_role(const char* name) {
+  {  // Fast path, no lock: a lane of this warp has named it already.
+    const Cluster* c = cluster();
+    if (!c || relaxed(c->cta[ctarank()].warps[warp_id()].role[0]) == name[0]) return;
+  }
   GEMM_PROTOCOL_ENTER();
   copy_name(W.role, name);
   unlock(G);
@@ -703,7 +823,10 @@ inline __device__ void on_arrive(uint32_t bar_addr, uint32_t target_rank, uint32
   const int b = live_barrier(G, target_rank, smem_offset(bar_addr), rank, warp, "an arrive on a barrier never initialised");
   if (b >= 0) {
     G.cta[target_rank].barriers[b].tx += int32_t(tx);
-    if (arrive_on(G, target_rank, uint32_t(b), W.vc, false, rank, warp)) W.vc[warp_agent(rank, warp)] += 1;
+    if (arrive_on(G, target_rank, uint32_t(b), W.vc, false, rank, warp)) {
+      W.vc[warp_agent(rank, warp)] += 1;
+      W.snap_stale = 1;
+    }
   }
   unlock(G);
 }
@@ -757,6 +880,18 @@ inline __device__ void on_tma_load(uint32_t dst_addr, uint32_t bytes, uint32_t b
 
 // Before a wait on parity `parity`: is it blocked on a phase nothing recorded has completed?
 inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
+  {  // Fast path, no lock: the phase is complete and this warp is not behind, so there is nothing to record.
+    const Cluster* c = cluster();
+    if (!c) return;
+    const uint32_t r = ctarank();
+    const Cta& t = c->cta[r];
+    const int b = find_barrier_relaxed(t, smem_offset(bar_addr));
+    if (b >= 0 && relaxed(t.barriers[b].live)) {
+      const uint32_t completed = relaxed(t.barriers[b].completed), base = relaxed(t.barriers[b].phase_base);
+      const uint32_t seen = relaxed(t.warps[warp_id()].seen[b]);
+      if (((completed - base) & 1) != (parity & 1) && !(completed >= seen + 2 && seen >= base)) return;
+    }
+  }
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const int b = live_barrier(G, rank, smem_offset(bar_addr), rank, warp, "a wait on a barrier never initialised");
@@ -786,7 +921,8 @@ inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
   if ((phase & 1) == (parity & 1)) {  // the phase waited for has not completed: blocked
     bar.waiting[parity & 1] += 1;
     bar.waiting_warps[parity & 1] |= 1u << warp;
-    t.blocked += 1;
+    atomicAdd(&t.blocked, 1u);
+    __threadfence();  // `blocked` before reading `exited`: on_thread_exit counts exits without the lock
     check_deadlock(G);
   }
   unlock(G);
@@ -794,6 +930,17 @@ inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
 
 // After the wait returned: the waiter now knows what the observed phase published.
 inline __device__ void on_wait_end(uint32_t bar_addr, uint32_t parity) {
+  {  // Fast path, no lock: another lane of this warp has already learned this phase (a warp is one logical thread).
+    const Cluster* c = cluster();
+    if (!c) return;
+    const uint32_t r = ctarank();
+    const Cta& t = c->cta[r];
+    const int b = find_barrier_relaxed(t, smem_offset(bar_addr));
+    if (b >= 0) {
+      const uint32_t completed = relaxed(t.barriers[b].completed), base = relaxed(t.barriers[b].phase_base);
+      if (((completed - base) & 1) != (parity & 1) && relaxed(t.warps[warp_id()].seen[b]) == completed) return;
+    }
+  }
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const int b = find_barrier(t, smem_offset(bar_addr));
@@ -816,10 +963,11 @@ inline __device__ void on_wait_end(uint32_t bar_addr, uint32_t parity) {
     unlock(G);
     return;
   }
-  if (bar.completed > bar.phase_base) {
+  if (bar.completed > bar.phase_base && W.seen[b] != bar.completed) {
     join(W.vc, bar.done_vc);
     const uint32_t a = bar_agent(rank, uint32_t(b));
     if (W.vc[a] < bar.completed) W.vc[a] = bar.completed;
+    W.snap_stale = 1;
   }
   W.seen[b] = bar.completed;
   if (bar.completed > bar.observed) bar.observed = bar.completed;
@@ -827,17 +975,45 @@ inline __device__ void on_wait_end(uint32_t bar_addr, uint32_t parity) {
 }
 
 // fence.proxy.async: this warp's generic writes so far may be read by the async proxy.
+// Lanes after the first find no generic store of the warp since its latest fence: nothing to add.
 inline __device__ void on_fence_proxy_async() {
+  {
+    const Cluster* c = cluster();
+    if (!c) return;
+    const Warp& w = c->cta[ctarank()].warps[warp_id()];
+    const uint32_t n = relaxed(w.nfences), last = n ? relaxed(w.fences[(n - 1) % kFenceRing]) : 0;
+    if (relaxed(w.generic_epoch) <= last) return;
+  }
   GEMM_PROTOCOL_ENTER();
   const uint32_t me = warp_agent(rank, warp);
-  W.fences[W.nfences++ % kFenceRing] = W.vc[me];
-  W.vc[me] += 1;
+  if (W.generic_epoch > (W.nfences ? W.fences[(W.nfences - 1) % kFenceRing] : 0)) {
+    W.fences[W.nfences++ % kFenceRing] = W.vc[me];
+    W.vc[me] += 1;
+    W.snap_stale = 1;
+  }
   unlock(G);
 }
 
 // Generic (st.shared / ld.shared) accesses a kernel declares: ptx::protocol_generic_write/read.
 // Lanes naming one range (a warp's staging buffer) record the same access again, which changes nothing.
 inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) {
+  if (bytes == 0) return;
+  {  // Fast path, no lock: the first and last lines already carry this warp's access at its current epoch.
+    const Cluster* c = cluster();
+    if (!c) return;
+    const uint32_t r = ctarank(), me = warp_agent(r, warp_id());
+    const Cta& t = c->cta[r];
+    const uint32_t rec = record(me, relaxed(t.warps[warp_id()].vc[me]));
+    const uint32_t first = smem_offset(addr) / kGranuleBytes, last = (smem_offset(addr) + bytes - 1) / kGranuleBytes;
+    auto has = [&](uint32_t g) {
+      if (g >= uint32_t(kGranules)) return true;
+      if (write) return relaxed(t.smem[g].write) == rec;
+      for (int k = 0; k < kReadSlots; ++k)
+        if (relaxed(t.smem[g].read[k]) == rec) return true;
+      return false;
+    };
+    if (has(first) && has(last)) return;
+  }
   GEMM_PROTOCOL_ENTER();
   Violation v = base_violation(rank, warp);
   v.operand = write ? "generic store" : "generic load";
@@ -857,7 +1033,9 @@ inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) {
     v.fix = "wait on the barrier that the writer (TMA load, or the storing warp's arrive) completes";
   }
   const uint32_t off = smem_offset(addr), me = warp_agent(rank, warp);
-  access_smem(G, rank, off, off + bytes, write ? Access::kGenericWrite : Access::kGenericRead, W.vc, record(me, W.vc[me]), v);
+  if (access_smem(G, rank, off, off + bytes, write ? Access::kGenericWrite : Access::kGenericRead, W.vc, record(me, W.vc[me]), v) &&
+      write)
+    W.generic_epoch = W.vc[me];
   unlock(G);
 }
 
@@ -887,21 +1065,38 @@ inline __device__ void on_bulk_wait(uint32_t n) {
   GEMM_PROTOCOL_ENTER();
   if (W.bulk_committed >= n) {
     const uint32_t a = bulk_agent(rank, warp);
-    if (W.vc[a] < W.bulk_committed - n) W.vc[a] = W.bulk_committed - n;
+    if (W.vc[a] < W.bulk_committed - n) {
+      W.vc[a] = W.bulk_committed - n;
+      W.snap_stale = 1;
+    }
   }
   unlock(G);
 }
 
 // tcgen05.fence::after_thread_sync: this warp's tcgen05 work from now on sees what the warp knows.
 inline __device__ void on_tc_fence_after() {
+  {  // Fast path, no lock: the snapshot is already this warp's clock.
+    const Cluster* c = cluster();
+    if (!c) return;
+    if (!relaxed(c->cta[ctarank()].warps[warp_id()].snap_stale)) return;
+  }
   GEMM_PROTOCOL_ENTER();
-  copy_clock(W.snap, W.vc);
+  if (W.snap_stale) {
+    copy_clock(W.snap, W.vc);
+    W.snap_stale = 0;
+  }
   unlock(G);
 }
 
 // tcgen05.fence::before_thread_sync: the warp's finished tcgen05.ld become visible through its next
 // arrive or barrier.
 inline __device__ void on_tc_fence_before() {
+  {  // Fast path, no lock: no finished tcgen05.ld of this warp waits to be published.
+    const Cluster* c = cluster();
+    if (!c) return;
+    const Warp& w = c->cta[ctarank()].warps[warp_id()];
+    if (!relaxed(w.ld_waited) || !relaxed(w.npending)) return;
+  }
   GEMM_PROTOCOL_ENTER();
   if (W.ld_waited && W.npending) {
     const uint32_t me = warp_agent(rank, warp), done = record(me, W.vc[me]), pending = record(me, kPendingEpoch);
@@ -1023,6 +1218,10 @@ __device__ inline bool tc_reads_smem(Cluster& G, uint32_t rank, uint32_t warp, i
   const Warp& W = G.cta[rank].warps[warp];
   for (int v_ = cta_group - 1; v_ >= 0; --v_) {
     const uint32_t m = first + uint32_t(v_);
+    if (lines_clear(G.cta[m], lo, hi, tc, false, true)) {  // the common case: every line landed and visible
+      record_lines(G.cta[m], lo, hi, false, false, record(tc_agent(rank), tc[tc_agent(rank)]));
+      continue;
+    }
     Violation v = base_violation(rank, warp);
     v.operand = operand;
     // Seen by the warp, not by its tcgen05 work: the fence after the wait is missing.
@@ -1063,7 +1262,21 @@ __device__ inline bool tc_writes_tmem(Cluster& G, uint32_t rank, uint32_t warp, 
     Violation v = base_violation(rank, warp);
     v.operand = operand;
     if (!columns_allocated(G, m, col, n, v)) return false;
+    // Pre-pass, 8 cells at a time: are all earlier reads (other than the tensor core's own) finished?
+    bool bad = false;
     for (uint32_t q = 0; q < uint32_t(kTmemQuadrants); ++q)
+      for (uint32_t cc = col; cc < col + n; cc += 8) {
+        uint4 l[8];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) l[i] = cc + i < col + n ? load_line(G.cta[m].tmem[q][cc + i]) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          const uint32_t rs[3] = {l[i].y, l[i].z, l[i].w};
+#pragma unroll
+          for (int k = 0; k < 3; ++k) bad |= (rs[k] != 0) & (rec_agent(rs[k]) != me) & unseen(tc, rs[k]);
+        }
+      }
+    for (uint32_t q = 0; bad && q < uint32_t(kTmemQuadrants); ++q)  // the exact loop, which reports
       for (uint32_t cc = col; cc < col + n; ++cc) {
         const Line& l = G.cta[m].tmem[q][cc];
         for (int k = 0; k < kReadSlots; ++k)
@@ -1089,11 +1302,8 @@ __device__ inline bool tc_writes_tmem(Cluster& G, uint32_t rank, uint32_t warp, 
       }
     const uint32_t r = record(me, tc[me]);
     for (uint32_t q = 0; q < uint32_t(kTmemQuadrants); ++q)
-      for (uint32_t cc = col; cc < col + n; ++cc) {
-        Line& l = G.cta[m].tmem[q][cc];
-        l.write = r;
-        for (int k = 0; k < kReadSlots; ++k) l.read[k] = 0;
-      }
+#pragma unroll 8
+      for (uint32_t cc = col; cc < col + n; ++cc) *reinterpret_cast<uint4*>(&G.cta[m].tmem[q][cc]) = make_uint4(r, 0, 0, 0);
   }
   return true;
 }
@@ -1207,6 +1417,11 @@ inline __device__ void on_dealloc_record(uint32_t taddr, uint32_t ncols) {
   const uint32_t col = taddr & 0xFFFF;
   Violation v = base_violation(rank, warp);
   v.operand = "deallocated columns";
+  v.tmem = true;  // every message of this hook names the columns (the loop below narrows them to one cell)
+  v.mem_rank = int(rank);
+  v.lo = col;
+  v.hi = col + ncols;
+  v.quadrant = kTmemQuadrants;
   if (!columns_allocated(G, rank, col, ncols, v)) {
     unlock(G);
     return;
@@ -1262,60 +1477,132 @@ inline __device__ void on_relinquish_record() {
 }
 
 // CTA-wide barrier (bar.sync 0) and cluster barrier: every participant publishes; all learn the join.
-// Returns the generation to depart from.
+// Each thread arrives for itself (a lane that never comes, as in a broken kernel, is simply missing
+// from the count, and the deadlock check sees the others waiting), but a warp is one logical thread:
+// its clock is published once per barrier generation unless it recorded something since, and learned
+// once at departure. Arrivals and `blocked` are counted with atomics; the lock is taken to publish,
+// to complete a generation, and for the deadlock check.
+
+// Outside the lock: whether every live thread of the cluster may now be waiting (then the deadlock
+// check must run under the lock). Every thread that starts waiting fences after counting itself and
+// then asks, so the last one to start sees all the others.
+__device__ inline bool maybe_all_blocked(const Cluster& c) {
+  const uint32_t n = relaxed(c.ctas);
+  for (uint32_t r = 0; r < n && r < uint32_t(kMaxCtas); ++r) {
+    const Cta& t = c.cta[r];
+    if (!relaxed(t.live) || relaxed(t.blocked) < relaxed(t.threads) - relaxed(t.exited)) return false;
+  }
+  return true;
+}
+
+// The warp publishes (once per generation, again only after new records) and steps its epoch.
+__device__ inline void publish_for_barrier(Cluster& G, Warp& W, uint32_t me, uint32_t* into, uint32_t next_gen,
+                                           uint32_t& pub_gen, uint32_t& pub_acts) {
+  if (pub_gen == next_gen && pub_acts + 1 == W.acts) {  // nothing since (this entry's own act aside)
+    pub_acts = W.acts;
+    return;
+  }
+  join(into, W.vc);
+  W.vc[me] += 1;
+  W.snap_stale = 1;
+  pub_gen = next_gen;
+  pub_acts = W.acts;
+}
+
 inline __device__ void on_cta_sync_arrive() {
-  GEMM_PROTOCOL_ENTER();
+  Cluster* cp_ = cluster();
+  if (!cp_) return;
+  Cluster& G = *cp_;
+  const uint32_t rank = ctarank(), warp = warp_id();
   Cta& t = G.cta[rank];
-  join(t.sync_vc, W.vc);
-  W.vc[warp_agent(rank, warp)] += 1;
-  t.sync_arrived += 1;  // one thread (each thread records its own arrival)
-  t.blocked += 1;
-  if (t.sync_arrived >= t.threads - t.exited) {
-    copy_clock(t.sync_done_vc, t.sync_vc);
-    zero_clock(t.sync_vc);
-    t.blocked -= t.sync_arrived;
-    t.sync_arrived = 0;
-    t.sync_generation += 1;
-  } else {
-    check_deadlock(G);
+  Warp& W = t.warps[warp];
+  const uint32_t gen = relaxed(t.sync_generation);
+  if (!(relaxed(W.pub_cta_gen) == gen + 1 && relaxed(W.pub_cta_acts) == relaxed(W.acts))) {
+    lock(G);
+    if (aborted()) {
+      unlock(G);
+      return;
+    }
+    W.used = 1;
+    W.acts += 1;
+    publish_for_barrier(G, W, warp_agent(rank, warp), t.sync_vc, t.sync_generation + 1, W.pub_cta_gen, W.pub_cta_acts);
+    unlock(G);
+  }
+  atomicAdd(&t.blocked, 1u);
+  const uint32_t arrived = atomicAdd(&t.sync_arrived, 1u) + 1;
+  __threadfence();  // `blocked` before reading `exited` (on_thread_exit)
+  if (arrived < relaxed(t.threads) - relaxed(t.exited) && !maybe_all_blocked(G)) return;  // not the last, no deadlock
+  lock(G);
+  if (!aborted()) {
+    settle_barriers(G);  // the generation completes here if every thread is in
+    if (t.sync_generation == gen) check_deadlock(G);
   }
   unlock(G);
 }
 inline __device__ void on_cta_sync_depart() {
+  {  // Fast path, no lock: a lane of this warp has learned this generation's clock already.
+    const Cluster* c = cluster();
+    if (!c) return;
+    const Cta& t = c->cta[ctarank()];
+    if (relaxed(t.warps[warp_id()].dep_cta_gen) == relaxed(t.sync_generation)) return;
+  }
   GEMM_PROTOCOL_ENTER();
-  join(W.vc, G.cta[rank].sync_done_vc);
+  if (W.dep_cta_gen != G.cta[rank].sync_generation) {
+    join(W.vc, G.cta[rank].sync_done_vc);
+    W.snap_stale = 1;
+    W.dep_cta_gen = G.cta[rank].sync_generation;
+  }
   unlock(G);
 }
 
 inline __device__ void on_cluster_sync_arrive() {
-  GEMM_PROTOCOL_ENTER();
+  Cluster* cp_ = cluster();
+  if (!cp_) return;
+  Cluster& G = *cp_;
+  const uint32_t rank = ctarank(), warp = warp_id();
   Cta& t = G.cta[rank];
-  join(G.sync_vc, W.vc);
-  W.vc[warp_agent(rank, warp)] += 1;
-  t.cluster_arrived += 1;  // one thread
-  t.blocked += 1;
-  G.sync_arrived += 1;
-  uint32_t live = 0;
-  for (uint32_t r = 0; r < G.ctas; ++r)
-    live += G.cta[r].live ? G.cta[r].threads - G.cta[r].exited : block_threads();
-  if (G.sync_arrived >= live) {
-    copy_clock(G.sync_done_vc, G.sync_vc);
-    zero_clock(G.sync_vc);
-    for (uint32_t r = 0; r < G.ctas; ++r) {
-      G.cta[r].blocked -= G.cta[r].cluster_arrived;
-      G.cta[r].cluster_arrived = 0;
-      G.cta[r].cluster_synced = 1;
+  Warp& W = t.warps[warp];
+  const uint32_t gen = relaxed(G.sync_generation);
+  if (!(relaxed(W.pub_cl_gen) == gen + 1 && relaxed(W.pub_cl_acts) == relaxed(W.acts))) {
+    lock(G);
+    if (aborted()) {
+      unlock(G);
+      return;
     }
-    G.sync_arrived = 0;
-    G.sync_generation += 1;
-  } else {
-    check_deadlock(G);
+    W.used = 1;
+    W.acts += 1;
+    publish_for_barrier(G, W, warp_agent(rank, warp), G.sync_vc, G.sync_generation + 1, W.pub_cl_gen, W.pub_cl_acts);
+    unlock(G);
+  }
+  atomicAdd(&t.blocked, 1u);
+  atomicAdd(&t.cluster_arrived, 1u);
+  const uint32_t arrived = atomicAdd(&G.sync_arrived, 1u) + 1;
+  __threadfence();  // `blocked` before reading `exited` (on_thread_exit)
+  {
+    uint32_t live = 0;
+    for (uint32_t r = 0; r < relaxed(G.ctas) && r < uint32_t(kMaxCtas); ++r)
+      live += relaxed(G.cta[r].live) ? relaxed(G.cta[r].threads) - relaxed(G.cta[r].exited) : block_threads();
+    if (arrived < live && !maybe_all_blocked(G)) return;  // not the last, no deadlock
+  }
+  lock(G);
+  if (!aborted()) {
+    settle_barriers(G);
+    if (G.sync_generation == gen) check_deadlock(G);
   }
   unlock(G);
 }
 inline __device__ void on_cluster_sync_depart() {
+  {  // Fast path, no lock: a lane of this warp has learned this generation's clock already.
+    const Cluster* c = cluster();
+    if (!c) return;
+    if (relaxed(c->cta[ctarank()].warps[warp_id()].dep_cl_gen) == relaxed(c->sync_generation)) return;
+  }
   GEMM_PROTOCOL_ENTER();
-  join(W.vc, G.sync_done_vc);
+  if (W.dep_cl_gen != G.sync_generation) {
+    join(W.vc, G.sync_done_vc);
+    W.snap_stale = 1;
+    W.dep_cl_gen = G.sync_generation;
+  }
   unlock(G);
 }
 
@@ -1336,62 +1623,72 @@ inline __device__ void on_thread_exit() {
   if (t == 0 || i >= uint32_t(kClusterSlots) || g_protocol.clusters[i].owner != t) return;
   Cluster& G = g_protocol.clusters[i];
   const uint32_t rank = ctarank();
-  bool last_of_cta = false, release = false;
+  if (aborted()) return;
+  // Exits are counted without the lock (every thread passes here). A blocked thread adds itself to
+  // `blocked`, fences, then reads `exited`; an exiting thread adds itself to `exited`, fences, then
+  // reads `blocked`: of the two, at least one sees the other, and that one runs the deadlock check.
+  Cta& tc = G.cta[rank];
+  const uint32_t before = atomicAdd(&tc.exited, 1u);
+  __threadfence();
+  const bool last_of_cta = before + 1 == relaxed(tc.threads);
+  if (!last_of_cta) {
+    if (maybe_all_blocked(G)) {
+      lock(G);
+      if (!aborted()) check_deadlock(G);
+      unlock(G);
+    }
+    return;
+  }
+  // The CTA's last thread: it checks what the CTA leaves behind, and the cluster's last CTA frees the state.
+  bool release = false;
   lock(G);
   if (!aborted()) {
-    Cta& tc = G.cta[rank];
-    tc.exited += 1;
-    // Decided under the lock, so the last thread is the last to touch the state (it may free it).
-    last_of_cta = tc.exited == tc.threads;
-    if (last_of_cta) {
-      Violation v;
-      if (tc.tmem_columns) {
-        v.rule = "exit-with-tmem";
-        v.what = "a CTA exits with Tensor Memory still allocated";
-        v.section = "PTX ISA 9.7.16.7.1 (tcgen05.alloc): all Tensor Memory a CTA allocated must be deallocated before "
-                    "it exits";
-        v.fix = "tcgen05.dealloc every allocation (in a pair, in both CTAs) before the kernel ends";
-        v.operand = "still allocated";
-        v.tmem = true;
-        v.mem_rank = int(rank);
-        v.lo = tc.tmem_column;
-        v.hi = tc.tmem_column + tc.tmem_columns;
-        report(G, v);
-      } else {
-        for (uint32_t b = 0; b < tc.nbarriers; ++b) {
-          const Barrier& bar = tc.barriers[b];
-          if (bar.async_phase > bar.observed) {
-            v.rule = "exit-with-signal-in-flight";
-            v.what = "a CTA exits while an asynchronous arrive on one of its barriers (a tcgen05.commit, a peer's "
-                     "multicast commit, TMA transaction bytes) may still be in flight: no wait observed its phase";
-            v.section = "PTX ISA 9.7.16.12.1 (tcgen05.commit) and 9.7.9.27 (cp.async.bulk): asynchronous operations "
-                        "write the barrier's shared memory when they complete, which must happen before the CTA exits";
-            v.fix = "before exiting, wait for the last phase of every barrier that commits or copies complete on (the "
-                    "producer waits on each slot's empty barrier once more)";
-            v.bar_rank = int(rank);
-            v.bar = int(b);
-            report(G, v);
-            break;
-          }
+    Violation v;
+    if (tc.tmem_columns) {
+      v.rule = "exit-with-tmem";
+      v.what = "a CTA exits with Tensor Memory still allocated";
+      v.section = "PTX ISA 9.7.16.7.1 (tcgen05.alloc): all Tensor Memory a CTA allocated must be deallocated before "
+                  "it exits";
+      v.fix = "tcgen05.dealloc every allocation (in a pair, in both CTAs) before the kernel ends";
+      v.operand = "still allocated";
+      v.tmem = true;
+      v.mem_rank = int(rank);
+      v.lo = tc.tmem_column;
+      v.hi = tc.tmem_column + tc.tmem_columns;
+      v.quadrant = kTmemQuadrants;
+      report(G, v);
+    } else {
+      for (uint32_t b = 0; b < tc.nbarriers; ++b) {
+        const Barrier& bar = tc.barriers[b];
+        if (bar.async_phase > bar.observed) {
+          v.rule = "exit-with-signal-in-flight";
+          v.what = "a CTA exits while an asynchronous arrive on one of its barriers (a tcgen05.commit, a peer's "
+                   "multicast commit, TMA transaction bytes) may still be in flight: no wait observed its phase";
+          v.section = "PTX ISA 9.7.16.12.1 (tcgen05.commit) and 9.7.9.27 (cp.async.bulk): asynchronous operations "
+                      "write the barrier's shared memory when they complete, which must happen before the CTA exits";
+          v.fix = "before exiting, wait for the last phase of every barrier that commits or copies complete on (the "
+                  "producer waits on each slot's empty barrier once more)";
+          v.bar_rank = int(rank);
+          v.bar = int(b);
+          report(G, v);
+          break;
         }
       }
-      G.exited_ctas += 1;
-      release = G.exited_ctas == G.ctas && !aborted();
-    } else {
-      check_deadlock(G);
     }
+    G.exited_ctas += 1;
+    release = G.exited_ctas == G.ctas && !aborted();
+    if (!release) check_deadlock(G);  // the peer's live threads may now be the only ones left, all waiting
   }
   unlock(G);
-  if (last_of_cta) {
-    s.token = 0;  // the next CTA on this SM does not inherit this slot
-    if (release) {
-      __threadfence();
-      atomicExch(&G.ready, 0u);
-      atomicExch(&G.owner, 0ull);
-    }
+  // The slot in shared memory is left as it is: the next CTA on this SM sets its own at entry, and a
+  // ticket is never reused, so a stale one names no running cluster. (Clearing it here would race
+  // with this CTA's other threads, which read it on their way out.)
+  if (release) {
+    __threadfence();
+    atomicExch(&G.ready, 0u);
+    atomicExch(&G.owner, 0ull);
   }
 }
-
 
 // ---- The hooks the wrappers call -----------------------------------------------------------------
 //
@@ -1418,6 +1715,8 @@ inline __device__ void on_alloc(uint32_t taddr, uint32_t ncols, int cta_group) {
 }
 inline __device__ void on_dealloc(uint32_t taddr, uint32_t ncols) { warp_op([&] { on_dealloc_record(taddr, ncols); }); }
 inline __device__ void on_relinquish() { warp_op([&] { on_relinquish_record(); }); }
+
+
 
 #undef GEMM_PROTOCOL_ENTER
 

@@ -37,7 +37,7 @@ inline constexpr int kMaxBarriers = 32;     // initialised mbarriers per CTA
 inline constexpr int kGranuleBytes = 128;   // shared memory is tracked in 128-byte lines (TMA's alignment)
 inline constexpr int kGranules = 2048;      // 256 KB of .shared::cta offsets
 inline constexpr int kTmemColumns = 512, kTmemQuadrants = 4;  // Tensor Memory cells: (32-lane quadrant, column)
-inline constexpr int kReadSlots = 3;        // readers remembered per line or cell since its last write
+inline constexpr int kReadSlots = 3;        // readers remembered per line or cell since its last write (a Line is 16 bytes)
 inline constexpr int kFenceRing = 8;        // a warp's most recent fence.proxy.async epochs
 inline constexpr int kPendingLd = 16;       // tcgen05.ld issued by a warp and not yet finished
 inline constexpr int kClusterSlots = 512;   // clusters checked at the same time
@@ -50,6 +50,9 @@ inline constexpr int kClusterSlots = 512;   // clusters checked at the same time
 inline constexpr int kAgentsPerCta = 2 * kMaxWarps + 1;
 inline constexpr int kBarrierAgents = kMaxCtas * kAgentsPerCta;
 inline constexpr int kClock = kBarrierAgents + kMaxCtas * kMaxBarriers;
+// A clock is stored in whole 16-byte words (the entries past kClock stay 0), so that joins and copies
+// move it with vector loads: they run under the cluster's lock, where their latency is everyone's.
+inline constexpr int kClockWords = (kClock + 3) / 4 * 4;
 
 // An access record: (agent + 1) << 24 | epoch; 0 = none. Epochs start at 1.
 inline constexpr uint32_t kEpochBits = 24, kEpochMask = (1u << kEpochBits) - 1;
@@ -57,10 +60,12 @@ inline constexpr uint32_t kPendingEpoch = kEpochMask;  // a tcgen05.ld not yet f
 
 // ---- What is kept ---------------------------------------------------------------------------------
 
-struct Line {  // one 128-byte line of shared memory, or one Tensor Memory cell
+struct alignas(16) Line {  // one 128-byte line of shared memory, or one Tensor Memory cell (16 bytes: one load)
   uint32_t write;             // last write: access record
   uint32_t read[kReadSlots];  // reads since the last write: access records
 };
+
+static_assert(sizeof(Line) == 16, "a Line is one 16-byte load");
 
 struct Barrier {
   uint32_t offset;        // .shared::cta offset + 1; 0: free slot
@@ -77,21 +82,28 @@ struct Barrier {
   uint32_t tx_seen;       // bytes counted in the current phase (for messages)
   int32_t index;          // the kernel's name for it: name[index]
   char name[16];
-  uint32_t pending_vc[kClock];
-  uint32_t done_vc[kClock];
+  alignas(16) uint32_t pending_vc[kClockWords];
+  alignas(16) uint32_t done_vc[kClockWords];
 };
 
 struct Warp {
-  uint32_t vc[kClock];     // what this warp knows
-  uint32_t snap[kClock];   // ... as of its last tcgen05.fence::after_thread_sync: what its tcgen05 work sees
+  alignas(16) uint32_t vc[kClockWords];    // what this warp knows
+  alignas(16) uint32_t snap[kClockWords];  // ... as of its last tcgen05.fence::after_thread_sync: what its tcgen05 work sees
+  uint32_t snap_stale;     // vc has changed since snap was taken
   uint32_t seen[kMaxBarriers];  // phases completed at its last wait on each barrier of its CTA
   uint32_t fences[kFenceRing];  // its latest fence.proxy.async epochs
   uint32_t nfences;
+  uint32_t generic_epoch;  // its own epoch at its latest generic store
   uint32_t ld_waited;      // tcgen05.wait::ld since its last tcgen05.ld
   uint32_t npending;       // tcgen05.ld not yet finished: quadrant << 20 | column << 8 | columns
   uint32_t pending[kPendingLd];
   uint32_t bulk_committed; // cp.async.bulk groups committed
   uint32_t used;           // this warp has done something the checker saw
+  uint32_t acts;           // records it has made (under the lock): what "nothing new since" compares
+  // The CTA and cluster barriers: the generation this warp last published its clock into (+1) and
+  // `acts` at that moment, and the generation whose joined clock it last learned at departure.
+  uint32_t pub_cta_gen, pub_cta_acts, dep_cta_gen;
+  uint32_t pub_cl_gen, pub_cl_acts, dep_cl_gen;
   char role[16];
 };
 
@@ -107,13 +119,14 @@ struct alignas(16) Cta {
   uint32_t cluster_synced;  // it has passed a cluster barrier (its peer is known to be running)
   uint32_t sync_arrived, sync_generation;          // the CTA-wide barrier (ptx::cta_sync)
   uint32_t cluster_arrived;                         // its threads waiting at the cluster barrier
-  uint32_t tc_vc[kClock];   // the tensor core
-  uint32_t sync_vc[kClock], sync_done_vc[kClock];
+  alignas(16) uint32_t tc_vc[kClockWords];   // the tensor core
+  alignas(16) uint32_t sync_vc[kClockWords];
+  alignas(16) uint32_t sync_done_vc[kClockWords];
   Barrier barriers[kMaxBarriers];
   Warp warps[kMaxWarps];
-  Line smem[kGranules];
+  alignas(16) Line smem[kGranules];
   uint32_t smem_generic[kGranules / 32];  // bit set: the line's last write was a generic store
-  Line tmem[kTmemQuadrants][kTmemColumns];
+  alignas(16) Line tmem[kTmemQuadrants][kTmemColumns];
 };
 
 struct alignas(16) Cluster {
@@ -124,7 +137,8 @@ struct alignas(16) Cluster {
   uint32_t exited_ctas;
   int holder;                // 1 + the thread (linear index, CTA rank << 16) holding `lock`; 0: none
   uint32_t sync_arrived, sync_generation;  // the cluster barrier (ptx::cluster_sync)
-  uint32_t sync_vc[kClock], sync_done_vc[kClock];
+  alignas(16) uint32_t sync_vc[kClockWords];
+  alignas(16) uint32_t sync_done_vc[kClockWords];
   Cta cta[kMaxCtas];
 };
 
