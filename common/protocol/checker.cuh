@@ -305,6 +305,7 @@ static __device__ __noinline__ void report_text(const Msg& m) {
 struct Slot {
   unsigned long long token;  // the cluster's ticket (its state's owner) while this CTA runs; 0 otherwise
   uint32_t index;            // the cluster's state: g_protocol.clusters[index]
+  uint32_t claimed;          // kernel entry: rank 0 has claimed slot `index` and its threads clear it
 };
 __device__ __forceinline__ Slot& slot() {
   __shared__ Slot s;  // one per CTA, at the same offset in every CTA of a kernel
@@ -324,19 +325,19 @@ __device__ __forceinline__ void unlock(Cluster& c) {
   atomicExch(&c.lock, 0);
 }
 
-__device__ inline void zero_words(void* p, size_t bytes) {
-  uint4* q = reinterpret_cast<uint4*>(p);
-  for (size_t i = 0; i < bytes / 16; ++i) q[i] = make_uint4(0, 0, 0, 0);
-}
-
-// A fresh slot of the table for this cluster, cleared.
+// A fresh slot of the table for this cluster, cleared: every thread of the claiming CTA clears a
+// share (16-byte stores; about 125 KB per CTA of the cluster, which one thread took milliseconds
+// to clear), then one thread starts the clocks.
 static_assert(offsetof(Cluster, ctas) % 16 == 0 && offsetof(Cluster, cta) % 16 == 0 && sizeof(Cta) % 16 == 0,
-              "init_cluster clears the state with 16-byte stores");
-__device__ inline void init_cluster(Cluster& c, uint32_t ctas) {
-  zero_words(reinterpret_cast<char*>(&c) + offsetof(Cluster, ctas), offsetof(Cluster, cta) - offsetof(Cluster, ctas));
+              "clear_cluster clears the state with 16-byte stores");
+__device__ inline void clear_cluster(Cluster& c, uint32_t ctas, uint32_t tid, uint32_t threads) {
+  uint4* q = reinterpret_cast<uint4*>(reinterpret_cast<char*>(&c) + offsetof(Cluster, ctas));
+  const size_t words = (offsetof(Cluster, cta) - offsetof(Cluster, ctas) + ctas * sizeof(Cta)) / 16;
+  for (size_t i = tid; i < words; i += threads) q[i] = make_uint4(0, 0, 0, 0);
+}
+__device__ inline void start_cluster(Cluster& c, uint32_t ctas) {
   for (uint32_t r = 0; r < ctas; ++r) {
     Cta& t = c.cta[r];
-    zero_words(&t, sizeof(Cta));
     for (uint32_t w = 0; w < uint32_t(kMaxWarps); ++w) {
       t.warps[w].vc[warp_agent(r, w)] = 1;
       t.warps[w].snap_stale = 1;
@@ -387,24 +388,34 @@ static __device__ __noinline__ void enter_kernel() {
   // A launch without clusters is a cluster of one CTA (%cluster_nctarank may read 0 there).
   const uint32_t rank = ctarank(), ctas = sreg(5) > 1 ? sreg(5) : 1, tid = lin_thread();
   const bool ok = supported_shape() && !aborted();
+  unsigned long long ticket = 0;
   if (tid == 0) {
     s.token = 0;
     s.index = 0;
+    s.claimed = 0;
     if (ok && rank == 0) {
-      const unsigned long long ticket = atomicAdd(&g_protocol.control->tickets, 2ull) + 1;  // odd: never 0
+      ticket = atomicAdd(&g_protocol.control->tickets, 2ull) + 1;  // odd: never 0
       const uint32_t start = uint32_t(mix(ticket) % uint32_t(kClusterSlots));
       for (uint32_t i = 0; i < uint32_t(kClusterSlots); ++i) {
         const uint32_t idx = (start + i) % uint32_t(kClusterSlots);
-        Cluster& c = g_protocol.clusters[idx];
-        if (atomicCAS(&c.owner, 0ull, ticket) != 0ull) continue;
-        init_cluster(c, ctas);
-        c.cta[0].live = 1;
-        c.cta[0].threads = block_threads();
-        __threadfence();
+        if (atomicCAS(&g_protocol.clusters[idx].owner, 0ull, ticket) != 0ull) continue;
         s.index = idx;
-        s.token = ticket;
+        s.claimed = 1;
         break;
       }
+    }
+  }
+  __syncthreads();
+  if (s.claimed) {  // rank 0 only: all its threads clear the slot, then thread 0 starts it
+    Cluster& c = g_protocol.clusters[s.index];
+    clear_cluster(c, ctas, tid, block_threads());
+    __syncthreads();
+    if (tid == 0) {
+      start_cluster(c, ctas);
+      c.cta[0].live = 1;
+      c.cta[0].threads = block_threads();
+      __threadfence();
+      s.token = ticket;
     }
   }
   if (ctas > 1) asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
