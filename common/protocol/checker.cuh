@@ -9,8 +9,11 @@
 // one logical thread, so most of what a lane records, another lane of its warp has often recorded
 // already: each hook first looks, without the lock, whether its record would change anything (a wait
 // whose phase the warp has learned, a fence with nothing new to cover, a barrier generation the warp
-// has published into), and takes the lock only if it would. Counts that every thread contributes to
-// (threads waiting, arrivals at CTA and cluster barriers, exits) are kept with atomics.
+// has published into), and takes the lock only if it would. The lanes of a warp take their turns
+// (WarpTurn, a lock per warp in shared memory) before the cluster's lock and look again once it is
+// their turn, so a warp's 32 lanes arriving together cost one locked record, not 32, and at most one
+// lane per warp waits for the cluster's lock. Counts that every thread contributes to (threads
+// waiting, arrivals at CTA and cluster barriers, exits) are kept with atomics.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -306,16 +309,37 @@ struct Slot {
   unsigned long long token;  // the cluster's ticket (its state's owner) while this CTA runs; 0 otherwise
   uint32_t index;            // the cluster's state: g_protocol.clusters[index]
   uint32_t claimed;          // kernel entry: rank 0 has claimed slot `index` and its threads clear it
+  uint32_t turn[kMaxWarps];  // per warp: 1 while one of its lanes is inside a hook (WarpTurn)
 };
 __device__ __forceinline__ Slot& slot() {
   __shared__ Slot s;  // one per CTA, at the same offset in every CTA of a kernel
   return s;
 }
 
-// Backoff doubles to ~1 us: with a CTA's 128-384 threads spinning on one word, a fixed short sleep
-// keeps the L2 busy with failed compare-and-swaps and slows every hand-over.
+// A warp's turn: the lanes of one warp pass through the hooks one at a time, so that at most one lane
+// per warp contends for the cluster's lock, and a lane that waited for its turn can see, before it
+// takes the lock, that a lane ahead of it already made the record (the hooks' fast paths run again).
+// A lane-level lock in shared memory: lanes of one warp make progress independently (independent
+// thread scheduling), and no hook waits for another lane while it holds the turn.
+struct WarpTurn {
+  uint32_t* flag;
+  __device__ WarpTurn() : flag(&slot().turn[warp_id()]) {
+    for (uint32_t ns = 8; atomicCAS(flag, 0u, 1u) != 0u; ns = ns < 256 ? 2 * ns : ns) __nanosleep(ns);
+    __threadfence();  // the records of the lane before it are visible to its fast path
+  }
+  __device__ ~WarpTurn() {
+    __threadfence();
+    atomicExch(flag, 0u);
+  }
+  WarpTurn(const WarpTurn&) = delete;
+  WarpTurn& operator=(const WarpTurn&) = delete;
+};
+
+// Backoff doubles to ~256 ns: with a warp's turn (WarpTurn) at most one lane per warp spins here, and a
+// longer sleep would leave the lock idle after its release (the MMA warp's hooks are on the kernel's
+// critical path).
 __device__ __forceinline__ void lock(Cluster& c) {
-  for (uint32_t sleep = 32; atomicCAS(&c.lock, 0, 1) != 0; sleep = sleep < 1024 ? 2 * sleep : sleep) __nanosleep(sleep);
+  for (uint32_t sleep = 32; atomicCAS(&c.lock, 0, 1) != 0; sleep = sleep < 256 ? 2 * sleep : sleep) __nanosleep(sleep);
   __threadfence();
   c.holder = int((ctarank() << 16) | lin_thread()) + 1;
 }
@@ -370,12 +394,22 @@ static __device__ __noinline__ Cluster* no_cluster() {
   return nullptr;
 }
 
+// Every hook asks this first, some twice (WarpTurn), so its global loads are issued together: the
+// checker's mode and abort flag in one 8-byte load, and the slot's owner beside it.
 __device__ __forceinline__ Cluster* cluster() {
-  if (!enabled() || aborted()) return nullptr;
+  Cluster* const clusters = g_protocol.clusters;
+  if (clusters == nullptr) return nullptr;
   const Slot& s = slot();
   const unsigned long long t = *reinterpret_cast<const volatile unsigned long long*>(&s.token);
   const uint32_t i = *reinterpret_cast<const volatile uint32_t*>(&s.index);
-  if (t != 0 && i < uint32_t(kClusterSlots) && g_protocol.clusters[i].owner == t) return g_protocol.clusters + i;
+  static_assert(offsetof(Control, aborted) == offsetof(Control, mode) + sizeof(int) && offsetof(Control, mode) % 8 == 0,
+                "mode and aborted are read together");
+  const unsigned long long mode_aborted =  // little-endian: mode in the low word
+      *reinterpret_cast<const volatile unsigned long long*>(&g_protocol.control->mode);
+  const bool slot_ok = t != 0 && i < uint32_t(kClusterSlots);
+  const unsigned long long owner = slot_ok ? *reinterpret_cast<const volatile unsigned long long*>(&clusters[i].owner) : 0;
+  if (int(uint32_t(mode_aborted)) == kOff || uint32_t(mode_aborted >> 32) != 0) return nullptr;
+  if (slot_ok && owner == t) return clusters + i;
   return no_cluster();
 }
 
@@ -393,6 +427,7 @@ static __device__ __noinline__ void enter_kernel() {
     s.token = 0;
     s.index = 0;
     s.claimed = 0;
+    for (uint32_t w = 0; w < uint32_t(kMaxWarps); ++w) s.turn[w] = 0;
     if (ok && rank == 0) {
       ticket = atomicAdd(&g_protocol.control->tickets, 2ull) + 1;  // odd: never 0
       const uint32_t start = uint32_t(mix(ticket) % uint32_t(kClusterSlots));
@@ -441,11 +476,26 @@ static __device__ __noinline__ void enter_kernel() {
 
 // ---- Barriers --------------------------------------------------------------------------------------
 
-__device__ inline int find_barrier(const Cta& t, uint32_t offset) {
-  for (uint32_t b = 0; b < t.nbarriers; ++b)
-    if (t.barriers[b].offset == offset + 1) return int(b);
+// The barriers' offsets are read 8 at a time (a CTA has up to kMaxBarriers; each read is an L2 round
+// trip under the lock, and every wait, arrive and copy looks its barrier up).
+template <bool kRelaxed>
+__device__ inline int find_barrier_in(const Cta& t, uint32_t offset) {
+  const uint32_t n = min(kRelaxed ? *reinterpret_cast<const volatile uint32_t*>(&t.nbarriers) : t.nbarriers,
+                         uint32_t(kMaxBarriers));
+  for (uint32_t b0 = 0; b0 < n; b0 += 8) {
+    uint32_t o[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      o[i] = b0 + i >= n ? 0u
+             : kRelaxed  ? *reinterpret_cast<const volatile uint32_t*>(&t.barriers[b0 + i].offset)
+                         : t.barriers[b0 + i].offset;
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      if (o[i] == offset + 1) return int(b0 + i);
+  }
   return -1;
 }
+__device__ inline int find_barrier(const Cta& t, uint32_t offset) { return find_barrier_in<false>(t, offset); }
 
 // Reads outside the lock (the hooks' fast paths, which only ever skip work another lane of the same
 // warp already did): volatile, so they come from L2, never from a stale L1 line.
@@ -453,12 +503,7 @@ template <class T>
 __device__ __forceinline__ T relaxed(const T& x) {
   return *reinterpret_cast<const volatile T*>(&x);
 }
-__device__ inline int find_barrier_relaxed(const Cta& t, uint32_t offset) {
-  const uint32_t n = relaxed(t.nbarriers);
-  for (uint32_t b = 0; b < n && b < uint32_t(kMaxBarriers); ++b)
-    if (relaxed(t.barriers[b].offset) == offset + 1) return int(b);
-  return -1;
-}
+__device__ inline int find_barrier_relaxed(const Cta& t, uint32_t offset) { return find_barrier_in<true>(t, offset); }
 
 __device__ inline Violation base_violation(uint32_t rank, uint32_t warp) {
   Violation v;
@@ -616,6 +661,31 @@ __device__ inline void add_read(Line& l, uint32_t r) {
   l.read[free_slot >= 0 ? free_slot : 0] = r;  // more readers than remembered: the oldest slot goes
 }
 
+// add_read on a line held in registers (x: the write, y z w: the reads).
+__device__ __forceinline__ uint4 with_read(uint4 l, uint32_t r) {
+  const uint32_t agent = rec_agent(r);
+  if (l.y && rec_agent(l.y) == agent) l.y = r;
+  else if (l.z && rec_agent(l.z) == agent) l.z = r;
+  else if (l.w && rec_agent(l.w) == agent) l.w = r;
+  else if (!l.y) l.y = r;
+  else if (!l.z) l.z = r;
+  else if (!l.w) l.w = r;
+  else l.y = r;  // more readers than remembered: the oldest slot goes
+  return l;
+}
+// add_read over `n` consecutive lines, 8 loads in flight at a time.
+__device__ inline void add_reads(Line* lines, uint32_t n, uint32_t r) {
+  for (uint32_t g = 0; g < n; g += 8) {
+    uint4 l[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      if (g + i < n) l[i] = *reinterpret_cast<const uint4*>(&lines[g + i]);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      if (g + i < n) *reinterpret_cast<uint4*>(&lines[g + i]) = with_read(l[i], r);
+  }
+}
+
 // Whether a fence.proxy.async of the warp that made generic write `w` lies between it and what `vc` knows.
 __device__ inline bool proxy_fenced(const Cluster& c, uint32_t w, const uint32_t* vc) {
   const uint32_t agent = rec_agent(w), e = rec_epoch(w);
@@ -656,13 +726,11 @@ __device__ inline bool lines_clear(const Cta& t, uint32_t lo, uint32_t hi, const
 }
 __device__ inline void record_lines(Cta& t, uint32_t lo, uint32_t hi, bool write, bool generic, uint32_t rec) {
   const uint32_t g0 = lo / kGranuleBytes, g1 = min((hi + kGranuleBytes - 1) / kGranuleBytes, uint32_t(kGranules));
+  if (g1 <= g0) return;
+  if (!write) return add_reads(&t.smem[g0], g1 - g0, rec);
   for (uint32_t g = g0; g < g1; ++g) {
-    if (write) {
-      *reinterpret_cast<uint4*>(&t.smem[g]) = make_uint4(rec, 0, 0, 0);
-      set_generic(t, g, generic);
-    } else {
-      add_read(t.smem[g], rec);
-    }
+    *reinterpret_cast<uint4*>(&t.smem[g]) = make_uint4(rec, 0, 0, 0);
+    set_generic(t, g, generic);
   }
 }
 
@@ -741,13 +809,36 @@ __device__ inline bool columns_allocated(Cluster& c, uint32_t mem, uint32_t col,
 
 // ---- The hooks -------------------------------------------------------------------------------------
 
-// Each hook holds the cluster's lock throughout ("The hooks the wrappers call", below, says which thread
-// runs it); `G` is the state of the calling CTA's cluster.
-#define GEMM_PROTOCOL_ENTER()                          \
+// Outside the lock: whether every live thread of the cluster may now be waiting (then the deadlock
+// check must run under the lock). Every thread that starts waiting fences after counting itself and
+// then asks, so the last one to start sees all the others.
+__device__ inline bool maybe_all_blocked(const Cluster& c) {
+  const uint32_t n = relaxed(c.ctas);
+  for (uint32_t r = 0; r < n && r < uint32_t(kMaxCtas); ++r) {
+    const Cta& t = c.cta[r];
+    if (!relaxed(t.live) || relaxed(t.blocked) < relaxed(t.threads) - relaxed(t.exited)) return false;
+  }
+  return true;
+}
+
+
+// Each hook holds its warp's turn and the cluster's lock throughout ("The hooks the wrappers call",
+// below, says which thread runs it); `G` is the state of the calling CTA's cluster. A hook with a fast
+// path (`recorded`: nothing left to record) asks it before its turn and again after it.
+#define GEMM_PROTOCOL_ENTER() \
+  if (!cluster()) return;     \
+  WarpTurn turn_;             \
+  GEMM_PROTOCOL_LOCK()
+#define GEMM_PROTOCOL_FAST_PATH() \
+  if (recorded()) return;         \
+  WarpTurn turn_;                 \
+  if (recorded()) return;         \
+  GEMM_PROTOCOL_LOCK()
+#define GEMM_PROTOCOL_LOCK()                           \
   Cluster* cp_ = cluster();                            \
   if (!cp_) return;                                    \
   Cluster& G = *cp_;                                   \
-  const uint32_t rank = ctarank();        \
+  const uint32_t rank = ctarank();                     \
   const uint32_t warp = warp_id();                     \
   lock(G);                                             \
   if (aborted()) {                                     \
@@ -760,11 +851,12 @@ __device__ inline bool columns_allocated(Cluster& c, uint32_t mem, uint32_t col,
   (void)W
 
 inline __device__ void on_role(const char* name) {
-  {  // Fast path, no lock: a lane of this warp has named it already.
+  auto recorded = [&]() -> bool {  // Fast path, no lock: a lane of this warp has named it already.
     const Cluster* c = cluster();
-    if (!c || relaxed(c->cta[ctarank()].warps[warp_id()].role[0]) == name[0]) return;
-  }
-  GEMM_PROTOCOL_ENTER();
+    if (!c || relaxed(c->cta[ctarank()].warps[warp_id()].role[0]) == name[0]) return true;
+    return false;
+  };
+  GEMM_PROTOCOL_FAST_PATH();
   copy_name(W.role, name);
   unlock(G);
 }
@@ -891,19 +983,20 @@ inline __device__ void on_tma_load(uint32_t dst_addr, uint32_t bytes, uint32_t b
 
 // Before a wait on parity `parity`: is it blocked on a phase nothing recorded has completed?
 inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
-  {  // Fast path, no lock: the phase is complete and this warp is not behind, so there is nothing to record.
+  auto recorded = [&]() -> bool {  // Fast path, no lock: the phase is complete and this warp is not behind, so there is nothing to record.
     const Cluster* c = cluster();
-    if (!c) return;
+    if (!c) return true;
     const uint32_t r = ctarank();
     const Cta& t = c->cta[r];
     const int b = find_barrier_relaxed(t, smem_offset(bar_addr));
     if (b >= 0 && relaxed(t.barriers[b].live)) {
       const uint32_t completed = relaxed(t.barriers[b].completed), base = relaxed(t.barriers[b].phase_base);
       const uint32_t seen = relaxed(t.warps[warp_id()].seen[b]);
-      if (((completed - base) & 1) != (parity & 1) && !(completed >= seen + 2 && seen >= base)) return;
+      if (((completed - base) & 1) != (parity & 1) && !(completed >= seen + 2 && seen >= base)) return true;
     }
-  }
-  GEMM_PROTOCOL_ENTER();
+    return false;
+  };
+  GEMM_PROTOCOL_FAST_PATH();
   Cta& t = G.cta[rank];
   const int b = live_barrier(G, rank, smem_offset(bar_addr), rank, warp, "a wait on a barrier never initialised");
   if (b < 0) {
@@ -934,25 +1027,26 @@ inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
     bar.waiting_warps[parity & 1] |= 1u << warp;
     atomicAdd(&t.blocked, 1u);
     __threadfence();  // `blocked` before reading `exited`: on_thread_exit counts exits without the lock
-    check_deadlock(G);
+    if (maybe_all_blocked(G)) check_deadlock(G);  // the last thread to block sees every other one
   }
   unlock(G);
 }
 
 // After the wait returned: the waiter now knows what the observed phase published.
 inline __device__ void on_wait_end(uint32_t bar_addr, uint32_t parity) {
-  {  // Fast path, no lock: another lane of this warp has already learned this phase (a warp is one logical thread).
+  auto recorded = [&]() -> bool {  // Fast path, no lock: another lane of this warp has already learned this phase (a warp is one logical thread).
     const Cluster* c = cluster();
-    if (!c) return;
+    if (!c) return true;
     const uint32_t r = ctarank();
     const Cta& t = c->cta[r];
     const int b = find_barrier_relaxed(t, smem_offset(bar_addr));
     if (b >= 0) {
       const uint32_t completed = relaxed(t.barriers[b].completed), base = relaxed(t.barriers[b].phase_base);
-      if (((completed - base) & 1) != (parity & 1) && relaxed(t.warps[warp_id()].seen[b]) == completed) return;
+      if (((completed - base) & 1) != (parity & 1) && relaxed(t.warps[warp_id()].seen[b]) == completed) return true;
     }
-  }
-  GEMM_PROTOCOL_ENTER();
+    return false;
+  };
+  GEMM_PROTOCOL_FAST_PATH();
   Cta& t = G.cta[rank];
   const int b = find_barrier(t, smem_offset(bar_addr));
   if (b < 0) {
@@ -988,14 +1082,15 @@ inline __device__ void on_wait_end(uint32_t bar_addr, uint32_t parity) {
 // fence.proxy.async: this warp's generic writes so far may be read by the async proxy.
 // Lanes after the first find no generic store of the warp since its latest fence: nothing to add.
 inline __device__ void on_fence_proxy_async() {
-  {
+  auto recorded = [&]() -> bool {
     const Cluster* c = cluster();
-    if (!c) return;
+    if (!c) return true;
     const Warp& w = c->cta[ctarank()].warps[warp_id()];
     const uint32_t n = relaxed(w.nfences), last = n ? relaxed(w.fences[(n - 1) % kFenceRing]) : 0;
-    if (relaxed(w.generic_epoch) <= last) return;
-  }
-  GEMM_PROTOCOL_ENTER();
+    if (relaxed(w.generic_epoch) <= last) return true;
+    return false;
+  };
+  GEMM_PROTOCOL_FAST_PATH();
   const uint32_t me = warp_agent(rank, warp);
   if (W.generic_epoch > (W.nfences ? W.fences[(W.nfences - 1) % kFenceRing] : 0)) {
     W.fences[W.nfences++ % kFenceRing] = W.vc[me];
@@ -1009,9 +1104,9 @@ inline __device__ void on_fence_proxy_async() {
 // Lanes naming one range (a warp's staging buffer) record the same access again, which changes nothing.
 inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) {
   if (bytes == 0) return;
-  {  // Fast path, no lock: the first and last lines already carry this warp's access at its current epoch.
+  auto recorded = [&]() -> bool {  // Fast path, no lock: the first and last lines already carry this warp's access at its current epoch.
     const Cluster* c = cluster();
-    if (!c) return;
+    if (!c) return true;
     const uint32_t r = ctarank(), me = warp_agent(r, warp_id());
     const Cta& t = c->cta[r];
     const uint32_t rec = record(me, relaxed(t.warps[warp_id()].vc[me]));
@@ -1023,9 +1118,10 @@ inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) {
         if (relaxed(t.smem[g].read[k]) == rec) return true;
       return false;
     };
-    if (has(first) && has(last)) return;
-  }
-  GEMM_PROTOCOL_ENTER();
+    if (has(first) && has(last)) return true;
+    return false;
+  };
+  GEMM_PROTOCOL_FAST_PATH();
   Violation v = base_violation(rank, warp);
   v.operand = write ? "generic store" : "generic load";
   if (write) {
@@ -1086,12 +1182,13 @@ inline __device__ void on_bulk_wait(uint32_t n) {
 
 // tcgen05.fence::after_thread_sync: this warp's tcgen05 work from now on sees what the warp knows.
 inline __device__ void on_tc_fence_after() {
-  {  // Fast path, no lock: the snapshot is already this warp's clock.
+  auto recorded = [&]() -> bool {  // Fast path, no lock: the snapshot is already this warp's clock.
     const Cluster* c = cluster();
-    if (!c) return;
-    if (!relaxed(c->cta[ctarank()].warps[warp_id()].snap_stale)) return;
-  }
-  GEMM_PROTOCOL_ENTER();
+    if (!c) return true;
+    if (!relaxed(c->cta[ctarank()].warps[warp_id()].snap_stale)) return true;
+    return false;
+  };
+  GEMM_PROTOCOL_FAST_PATH();
   if (W.snap_stale) {
     copy_clock(W.snap, W.vc);
     W.snap_stale = 0;
@@ -1102,13 +1199,14 @@ inline __device__ void on_tc_fence_after() {
 // tcgen05.fence::before_thread_sync: the warp's finished tcgen05.ld become visible through its next
 // arrive or barrier.
 inline __device__ void on_tc_fence_before() {
-  {  // Fast path, no lock: no finished tcgen05.ld of this warp waits to be published.
+  auto recorded = [&]() -> bool {  // Fast path, no lock: no finished tcgen05.ld of this warp waits to be published.
     const Cluster* c = cluster();
-    if (!c) return;
+    if (!c) return true;
     const Warp& w = c->cta[ctarank()].warps[warp_id()];
-    if (!relaxed(w.ld_waited) || !relaxed(w.npending)) return;
-  }
-  GEMM_PROTOCOL_ENTER();
+    if (!relaxed(w.ld_waited) || !relaxed(w.npending)) return true;
+    return false;
+  };
+  GEMM_PROTOCOL_FAST_PATH();
   if (W.ld_waited && W.npending) {
     const uint32_t me = warp_agent(rank, warp), done = record(me, W.vc[me]), pending = record(me, kPendingEpoch);
     for (uint32_t i = 0; i < W.npending; ++i) {
@@ -1146,7 +1244,16 @@ inline __device__ void on_tc_ld_record(uint32_t taddr, uint32_t n) {
   v.lo = col;
   v.hi = col + n;
   v.quadrant = q;
-  for (uint32_t cc = col; cc < col + n; ++cc) {
+  // Pre-pass, 8 cells at a time: every cell written, and its write visible to the warp (its snapshot)?
+  bool clear = true;
+  for (uint32_t cc = col; cc < col + n && cc < uint32_t(kTmemColumns); cc += 8) {
+    uint4 l[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) l[i] = cc + i < col + n ? load_line(G.cta[rank].tmem[q][cc + i]) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) clear &= (cc + i >= col + n) | ((l[i].x != 0) & !unseen(W.snap, l[i].x));
+  }
+  for (uint32_t cc = col; !clear && cc < col + n; ++cc) {  // the exact loop, which reports
     const Line& l = G.cta[rank].tmem[q][cc];
     if (l.write == 0) {
       v.rule = "ld-unwritten";
@@ -1186,7 +1293,7 @@ inline __device__ void on_tc_ld_record(uint32_t taddr, uint32_t n) {
     }
   }
   const uint32_t pending = record(warp_agent(rank, warp), kPendingEpoch), entry = q << 20 | col << 8 | n;
-  for (uint32_t cc = col; cc < col + n; ++cc) add_read(G.cta[rank].tmem[q][cc], pending);
+  add_reads(&G.cta[rank].tmem[q][col], n, pending);
   bool listed = false;
   for (uint32_t i = 0; i < W.npending; ++i) listed = listed || W.pending[i] == entry;
   if (!listed) {
@@ -1340,8 +1447,7 @@ __device__ inline bool tc_reads_tmem(Cluster& G, uint32_t rank, uint32_t warp, i
         report(G, v);
         return false;
       }
-    for (uint32_t q = 0; q < uint32_t(kTmemQuadrants); ++q)
-      for (uint32_t cc = col; cc < col + n; ++cc) add_read(G.cta[m].tmem[q][cc], record(me, tc[me]));
+    for (uint32_t q = 0; q < uint32_t(kTmemQuadrants); ++q) add_reads(&G.cta[m].tmem[q][col], n, record(me, tc[me]));
   }
   return true;
 }
@@ -1447,7 +1553,18 @@ inline __device__ void on_dealloc_record(uint32_t taddr, uint32_t ncols) {
     unlock(G);
     return;
   }
+  // Pre-pass over every cell of the allocation (up to 4 x 512), 8 at a time: are all accesses finished
+  // for this warp? Only then is the exact loop below, which names the first bad cell, skipped.
+  bool bad = false;
   for (uint32_t q = 0; q < uint32_t(kTmemQuadrants); ++q)
+    for (uint32_t cc = col; cc < col + ncols && cc < uint32_t(kTmemColumns); cc += 8) {
+      uint4 l[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) l[i] = cc + i < col + ncols ? load_line(t.tmem[q][cc + i]) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) bad |= unseen(W.vc, l[i].x) | unseen(W.vc, l[i].y) | unseen(W.vc, l[i].z) | unseen(W.vc, l[i].w);
+    }
+  for (uint32_t q = 0; bad && q < uint32_t(kTmemQuadrants); ++q)
     for (uint32_t cc = col; cc < col + ncols; ++cc) {
       const Line& l = t.tmem[q][cc];
       const bool w_bad = !visible(W.vc, l.write);
@@ -1494,18 +1611,6 @@ inline __device__ void on_relinquish_record() {
 // once at departure. Arrivals and `blocked` are counted with atomics; the lock is taken to publish,
 // to complete a generation, and for the deadlock check.
 
-// Outside the lock: whether every live thread of the cluster may now be waiting (then the deadlock
-// check must run under the lock). Every thread that starts waiting fences after counting itself and
-// then asks, so the last one to start sees all the others.
-__device__ inline bool maybe_all_blocked(const Cluster& c) {
-  const uint32_t n = relaxed(c.ctas);
-  for (uint32_t r = 0; r < n && r < uint32_t(kMaxCtas); ++r) {
-    const Cta& t = c.cta[r];
-    if (!relaxed(t.live) || relaxed(t.blocked) < relaxed(t.threads) - relaxed(t.exited)) return false;
-  }
-  return true;
-}
-
 // The warp publishes (once per generation, again only after new records) and steps its epoch.
 __device__ inline void publish_for_barrier(Cluster& G, Warp& W, uint32_t me, uint32_t* into, uint32_t next_gen,
                                            uint32_t& pub_gen, uint32_t& pub_acts) {
@@ -1528,16 +1633,20 @@ inline __device__ void on_cta_sync_arrive() {
   Cta& t = G.cta[rank];
   Warp& W = t.warps[warp];
   const uint32_t gen = relaxed(t.sync_generation);
-  if (!(relaxed(W.pub_cta_gen) == gen + 1 && relaxed(W.pub_cta_acts) == relaxed(W.acts))) {
-    lock(G);
-    if (aborted()) {
+  auto published = [&] { return relaxed(W.pub_cta_gen) == gen + 1 && relaxed(W.pub_cta_acts) == relaxed(W.acts); };
+  if (!published()) {
+    WarpTurn turn_;
+    if (!published()) {
+      lock(G);
+      if (aborted()) {
+        unlock(G);
+        return;
+      }
+      W.used = 1;
+      W.acts += 1;
+      publish_for_barrier(G, W, warp_agent(rank, warp), t.sync_vc, t.sync_generation + 1, W.pub_cta_gen, W.pub_cta_acts);
       unlock(G);
-      return;
     }
-    W.used = 1;
-    W.acts += 1;
-    publish_for_barrier(G, W, warp_agent(rank, warp), t.sync_vc, t.sync_generation + 1, W.pub_cta_gen, W.pub_cta_acts);
-    unlock(G);
   }
   atomicAdd(&t.blocked, 1u);
   const uint32_t arrived = atomicAdd(&t.sync_arrived, 1u) + 1;
@@ -1551,13 +1660,14 @@ inline __device__ void on_cta_sync_arrive() {
   unlock(G);
 }
 inline __device__ void on_cta_sync_depart() {
-  {  // Fast path, no lock: a lane of this warp has learned this generation's clock already.
+  auto recorded = [&]() -> bool {  // Fast path, no lock: a lane of this warp has learned this generation's clock already.
     const Cluster* c = cluster();
-    if (!c) return;
+    if (!c) return true;
     const Cta& t = c->cta[ctarank()];
-    if (relaxed(t.warps[warp_id()].dep_cta_gen) == relaxed(t.sync_generation)) return;
-  }
-  GEMM_PROTOCOL_ENTER();
+    if (relaxed(t.warps[warp_id()].dep_cta_gen) == relaxed(t.sync_generation)) return true;
+    return false;
+  };
+  GEMM_PROTOCOL_FAST_PATH();
   if (W.dep_cta_gen != G.cta[rank].sync_generation) {
     join(W.vc, G.cta[rank].sync_done_vc);
     W.snap_stale = 1;
@@ -1574,16 +1684,20 @@ inline __device__ void on_cluster_sync_arrive() {
   Cta& t = G.cta[rank];
   Warp& W = t.warps[warp];
   const uint32_t gen = relaxed(G.sync_generation);
-  if (!(relaxed(W.pub_cl_gen) == gen + 1 && relaxed(W.pub_cl_acts) == relaxed(W.acts))) {
-    lock(G);
-    if (aborted()) {
+  auto published = [&] { return relaxed(W.pub_cl_gen) == gen + 1 && relaxed(W.pub_cl_acts) == relaxed(W.acts); };
+  if (!published()) {
+    WarpTurn turn_;
+    if (!published()) {
+      lock(G);
+      if (aborted()) {
+        unlock(G);
+        return;
+      }
+      W.used = 1;
+      W.acts += 1;
+      publish_for_barrier(G, W, warp_agent(rank, warp), G.sync_vc, G.sync_generation + 1, W.pub_cl_gen, W.pub_cl_acts);
       unlock(G);
-      return;
     }
-    W.used = 1;
-    W.acts += 1;
-    publish_for_barrier(G, W, warp_agent(rank, warp), G.sync_vc, G.sync_generation + 1, W.pub_cl_gen, W.pub_cl_acts);
-    unlock(G);
   }
   atomicAdd(&t.blocked, 1u);
   atomicAdd(&t.cluster_arrived, 1u);
@@ -1603,12 +1717,13 @@ inline __device__ void on_cluster_sync_arrive() {
   unlock(G);
 }
 inline __device__ void on_cluster_sync_depart() {
-  {  // Fast path, no lock: a lane of this warp has learned this generation's clock already.
+  auto recorded = [&]() -> bool {  // Fast path, no lock: a lane of this warp has learned this generation's clock already.
     const Cluster* c = cluster();
-    if (!c) return;
-    if (relaxed(c->cta[ctarank()].warps[warp_id()].dep_cl_gen) == relaxed(c->sync_generation)) return;
-  }
-  GEMM_PROTOCOL_ENTER();
+    if (!c) return true;
+    if (relaxed(c->cta[ctarank()].warps[warp_id()].dep_cl_gen) == relaxed(c->sync_generation)) return true;
+    return false;
+  };
+  GEMM_PROTOCOL_FAST_PATH();
   if (W.dep_cl_gen != G.sync_generation) {
     join(W.vc, G.sync_done_vc);
     W.snap_stale = 1;
@@ -1730,6 +1845,8 @@ inline __device__ void on_relinquish() { warp_op([&] { on_relinquish_record(); }
 
 
 #undef GEMM_PROTOCOL_ENTER
+#undef GEMM_PROTOCOL_FAST_PATH
+#undef GEMM_PROTOCOL_LOCK
 
 // Added to a bounded wait's timeout message: the cluster as the checker last saw it. A wait that
 // times out although the checker found no deadlock means some thread is not where the model thinks:
