@@ -1,7 +1,7 @@
 // Stage 09 against the streaming-read ceiling, its base (stage 04 at N = 1) and the peers, at the
 // public GEMV shapes (M x K x L = 7168 x 16384 x 1, 4096 x 7168 x 8, 7168 x 2048 x 4), a sweep of M
 // and K, and small M (K split across a cluster). The variants are the steps docs/design_measurements.md
-// records: cache policy of A, rows per CTA, chunk size.
+// records: cache policy of A, rows per CTA, chunk size, registers, FP16 against integer products.
 #include "kernel.cuh"
 
 #include "common/harness/bench.h"
@@ -14,12 +14,18 @@ int main(int argc, char** argv) {
   shapes.push_back({128, 1, 16384, 1});                                   // small M: K split over a cluster
   const std::vector<gemm::bench::Variant> variants = {
       {"09 without the one-wave rule", &launch_config<Config<16, 1, ALoad::kNoAllocate, 6, false>>},
-      {"09 no register cap (122 registers)", &launch_config<Config<16, 1, ALoad::kNoAllocate, 1, false>>},
+      {"09 no register cap", &launch_config<Config<16, 1, ALoad::kNoAllocate, 1, false>>},
       {"09 at most 72 registers", &launch_config<Config<16, 1, ALoad::kNoAllocate, 7, false>>},
       {"09 A cached in L1", &launch_config<Config<16, 1, ALoad::kCached, 6>>},
       {"09 A L2::256B prefetch", &launch_config<Config<16, 1, ALoad::kNoAllocatePrefetch256, 6>>},
-      {"09 16 rows per CTA", &launch_config<Config<16, 2, ALoad::kNoAllocate>>},
+      {"09 16 rows per CTA, no register cap", &launch_config<Config<16, 2, ALoad::kNoAllocate>>},
       {"09 32-byte chunks", &launch_config<Config<32, 1, ALoad::kNoAllocate, 4>>},
+      {"09 FP16 products (bit-arithmetic decode, HFMA2)", &launch_config<Config<16, 1, ALoad::kNoAllocate, 6, true, Products::kHalf2>>},
+      {"09 FP16 products, no register cap", &launch_config<Config<16, 1, ALoad::kNoAllocate, 1, true, Products::kHalf2>>},
+      {"09 at most 96 registers", &launch_config<Config<16, 1, ALoad::kNoAllocate, 5>>},
+      {"09 at most 64 registers", &launch_config<Config<16, 1, ALoad::kNoAllocate, 8>>},
+      {"09 always 8 rows per CTA (80 registers)", &launch_config<Hopper>},
+      {"09 always 16 rows per CTA (128 registers)", &launch_config<Hopper16Rows>},
   };
   return gemm::bench::run_gemv(argc, argv, kStage, GEMM_PREDECESSOR_ID, shapes, variants, {1, 2});
 }

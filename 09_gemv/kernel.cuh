@@ -21,10 +21,13 @@
 // 4. Cache policy per operand: A is streamed with L1::no_allocate; the vector and the scales are
 //    read through L1 (every CTA on an SM reads the same vector).
 // 5. The vector chunk is loaded and decoded once per lane and reused for all 8 rows.
-// 6. E2M1 -> FP16 decode: on Hopper by bit arithmetic (two masks, one permute per pair); on sm_100a
-//    by the hardware conversion cvt.rn.f16x2.e2m1x2. Products of E2M1 values are summed in FP16,
-//    where they are exact, 16 values (one scale block) at a time; the block sum times the two block
-//    scales is accumulated in FP32.
+// 6. Products of E2M1 values, exact, 16 values (one scale block) at a time: on Hopper as integers,
+//    twice each magnitude looked up by a byte permute (prmt) and four products per dp4a (a negative
+//    value meets the negated vector); on sm_100a converted by cvt.rn.f16x2.e2m1x2 and summed in FP16.
+//    The block sum times the two block scales is accumulated in FP32. The ALU pipe, not DRAM, was
+//    the limit of the FP16 decode by bit arithmetic on Hopper (README).
+// 8. Addresses: one pointer per operand advanced each step, plus per-row offsets fixed for the CTA
+//    (a row past M rereads the first row and is never written): no per-row 64-bit arithmetic.
 // 7. K is split across the warps of a CTA and, where M * L is too small to fill the GPU, across the
 //    CTAs of a thread-block cluster; all reductions run in a fixed order (same bits every run).
 #pragma once
@@ -58,14 +61,24 @@ inline constexpr int kMaxSplits = 8;       // CTAs per cluster splitting K (port
 // How the weights are loaded: the cache policy experiment of the README.
 enum class ALoad { kCached, kNoAllocate, kNoAllocatePrefetch256 };
 
+// How E2M1 products are formed: FP16 values and HFMA2 (decode8), or signed 8-bit integers (twice the
+// value, exact) and dp4a (lookup4 below). Where the hardware converts E2M1 (sm_100a), always FP16.
+enum class Products { kHalf2, kDp4a };
+
 // One kernel configuration. kChunk: bytes of each row a lane reads per step (16, or 32 where one
 // load instruction moves 32 bytes: sm_100a).
 // kMinCtas: CTAs of kMaxWarps warps that must fit on an SM (__launch_bounds__), which caps the
 // registers per thread. kOneWave: the launch plan gives CTAs fewer warps where that lets every CTA
 // be resident at once (LaunchPlan).
-template <int kChunk_, int kGroups_, ALoad kALoad_, int kMinCtas_ = 1, bool kOneWave_ = true>
+template <int kChunk_, int kGroups_, ALoad kALoad_, int kMinCtas_ = 1, bool kOneWave_ = true,
+          Products kProducts_ = Products::kDp4a>
 struct Config {
   static constexpr int kChunk = kChunk_;
+#if GEMM_HAS_E2M1_CVT
+  static constexpr Products kProducts = Products::kHalf2;
+#else
+  static constexpr Products kProducts = kProducts_;
+#endif
   static constexpr int kMinCtas = kMinCtas_;
   static constexpr bool kOneWave = kOneWave_;
   static constexpr int kGroups = kGroups_;   // 8-row groups per CTA
@@ -189,6 +202,34 @@ __device__ __forceinline__ float2 decode_scales2(uint32_t two_bytes) {
   return __half22float2(*reinterpret_cast<__half2*>(&h2));
 }
 
+// Four E2M1 codes (the low four nibbles of `sel`) -> four bytes, by one byte permute (prmt) that
+// reads its bytes from a table of the eight magnitudes times two, 0 1 2 3 4 6 8 12 (exact integers).
+// prmt's selector nibble is the code itself: bits 0-2 pick the table byte, and bit 3 (the E2M1 sign)
+// switches prmt to "replicate the picked byte's top bit", which is 0 for every table byte. So
+// lookup4(w) holds the magnitudes of w's positive codes and 0 for its negative ones, and
+// lookup4(w ^ kSignBits) the reverse: sum(a * b) = dp4a(lookup4(a), b) - dp4a(lookup4(a ^ kSignBits), b).
+inline constexpr uint32_t kTwiceE2m1Lo = 0x03020100u;  // magnitudes 0, 0.5, 1, 1.5 times two
+inline constexpr uint32_t kTwiceE2m1Hi = 0x0C080604u;  // magnitudes 2, 3, 4, 6 times two
+inline constexpr uint32_t kSignBits = 0x88888888u;     // bit 3 of every nibble
+// `lo` is kTwiceE2m1Lo held in a register (table_register): prmt takes its first table word only
+// from a register, and a constant the compiler can see it copies into one before every prmt.
+__device__ __forceinline__ uint32_t lookup4(uint32_t lo, uint32_t sel) {
+  uint32_t r;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(lo), "n"(kTwiceE2m1Hi), "r"(sel));
+  return r;
+}
+__device__ __forceinline__ uint32_t table_register() {
+  uint32_t lane;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return kTwiceE2m1Lo + (lane >> 5);  // lane < 32: the constant, in a per-lane register the compiler keeps
+}
+// The vector's side, once per lane and step: four codes -> four signed bytes, twice the values.
+// Bytes of lookup4(w) and lookup4(w ^ kSignBits) are never both nonzero, so the byte-wise
+// difference needs no borrow: __vsub4 is exact here.
+__device__ __forceinline__ uint32_t signed4(uint32_t lo, uint32_t w) {
+  return __vsub4(lookup4(lo, w), lookup4(lo, w ^ kSignBits));
+}
+
 // ---- The kernel -------------------------------------------------------------------------------------
 
 // Row `r` (0..7) of 8-row group `group`: rows 2p, 2p+1, 2p+32, 2p+33, ... of 128-row block b. Its
@@ -220,112 +261,140 @@ __device__ __forceinline__ float reduce8(const float (&v)[8], int lane) {
   return s;  // row (lane >> 2) & 7: bit 4 of the lane picks the upper four, bit 3 the upper two, bit 2 the upper one
 }
 
+// The A chunk of every row of one step: `kRows` loads issued back to back (the bytes in flight).
+// Row r lies row_k[r] rows below the lane's pointer (0 for a row past M, which rereads the first
+// row and whose sum is never written): one 32 x 32 -> 64-bit multiply-add per row, no condition.
+template <class Cfg>
+__device__ __forceinline__ void load_rows(uint32_t (&a)[Cfg::kRows][Cfg::kWords], const uint8_t* a_ptr,
+                                          const uint32_t (&row_k)[Cfg::kRows], uint32_t row_bytes, bool second_half) {
+#pragma unroll
+  for (int r = 0; r < Cfg::kRows; ++r) {
+    const uint8_t* p = a_ptr + uint64_t(row_k[r]) * row_bytes;
+    if (Cfg::kChunk == 16) {
+      const Chunk16 c = load_a16<Cfg::kALoad>(p);
+#pragma unroll
+      for (int i = 0; i < Cfg::kWords; ++i) a[r][i] = c.w[i % 4];
+    } else {
+      uint32_t w[8] = {};
+      if (second_half) {
+        load_a32<Cfg::kALoad>(p, w);
+      } else {  // kChunk = 32 may find only its first 16 bytes inside the row (K is a multiple of 32, not 64)
+        const Chunk16 c = load_a16<Cfg::kALoad>(p);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) w[i] = c.w[i];
+      }
+#pragma unroll
+      for (int i = 0; i < Cfg::kWords; ++i) a[r][i] = w[i % 8];
+    }
+  }
+}
+
 template <class Cfg>
 __global__ void __launch_bounds__(kMaxWarps * kLanes, Cfg::kMinCtas)
 nvfp4_gemv(int M, int K, int splits, const uint8_t* __restrict__ A, const uint8_t* __restrict__ SFA,
            const uint8_t* __restrict__ B, const uint8_t* __restrict__ SFB, float alpha, __half* __restrict__ C) {
   constexpr int kRows = Cfg::kRows, kChunk = Cfg::kChunk, kWords = Cfg::kWords, kBlocks = Cfg::kBlocks;
+  constexpr bool kDp4a = Cfg::kProducts == Products::kDp4a;
   const int warps = blockDim.x / kLanes, warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
   const int split = blockIdx.x % splits;  // the rank in the cluster: clusters are consecutive CTAs in x
   const int64_t first_group = int64_t(blockIdx.x / splits) * Cfg::kGroups;
   const int64_t batch = blockIdx.y;
-  const int64_t row_bytes = K / 2;
-  if (group_row(first_group, 0) >= M) return;  // a whole cluster leaves together: its CTAs share first_group
+  const uint32_t row_bytes = uint32_t(K / 2);  // K < 2^31
+  const int64_t first_row = group_row(first_group, 0);
+  if (first_row >= M) return;  // a whole cluster leaves together: its CTAs share first_group
 
-  A += batch * M * row_bytes;
-  SFA += batch * gemm::sf_batch_bytes(M, K);
-  B += batch * row_bytes;
-  SFB += batch * gemm::sf_batch_bytes(1, K);
-  const int64_t tiles_per_block = gemm::sf_padded_cols(K) / gemm::kSfTileCols;  // 512-byte tiles per 128 rows
-
-  const uint8_t* row_ptr[kRows];
-  bool row_in[kRows];
+  // Every address is a per-lane pointer advanced by a constant each step, plus (for A) a row offset
+  // that is the same for the whole CTA: no 64-bit address arithmetic per row and step.
+  uint32_t row_k[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const int64_t m = group_row(first_group + r / kRowsPerGroup, r % kRowsPerGroup);
-    row_in[r] = m < M;
-    row_ptr[r] = A + (row_in[r] ? m : 0) * row_bytes;
+    row_k[r] = m < M ? uint32_t(m - first_row) : 0u;
+  }
+  const int64_t tiles_per_block = gemm::sf_padded_cols(K) / gemm::kSfTileCols;  // 512-byte tiles per 128 rows
+
+  // Steps: kStepBytes of every row; this warp takes steps warp + split * warps, + warps * splits, ...
+  // The scale tile of a chunk: 64 values of k = 32 bytes of a row per tile; a 16-byte chunk is half a
+  // tile, and which half (sf_byte) is the same in every step, because a step is 16 tiles.
+  const int64_t first_step = warp + int64_t(split) * warps, step_bytes = int64_t(warps) * splits * Cfg::kStepBytes;
+  int64_t byte = first_step * Cfg::kStepBytes + int64_t(lane) * kChunk;  // this lane's first byte of each row
+  const int sf_byte = (kChunk == 16) ? int(byte / 16) % 2 * 2 : 0;
+  const int64_t sf_step = step_bytes / 32 * gemm::kSfTileBytes;
+  const uint8_t* a_ptr = A + (batch * M + first_row) * int64_t(row_bytes) + byte;
+  const uint8_t* b_ptr = B + batch * int64_t(row_bytes) + byte;
+  const uint8_t* sfb_ptr = SFB + batch * gemm::sf_batch_bytes(1, K) + byte / 32 * gemm::kSfTileBytes + sf_byte;
+  const uint8_t* sfa_ptr[Cfg::kGroups];  // lines 2p and 2p+1 of the tile (one 32-byte sector) per 8-row group
+#pragma unroll
+  for (int g = 0; g < Cfg::kGroups; ++g) {
+    const int64_t grp = first_group + g;
+    sfa_ptr[g] = SFA + batch * gemm::sf_batch_bytes(M, K) +
+                 ((grp / kGroupsPer128) * tiles_per_block + byte / 32) * gemm::kSfTileBytes + (grp % kGroupsPer128) * 2 * 16;
   }
 
   float acc[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
+  const uint32_t table_lo = kDp4a ? table_register() : 0u;
 
-  // Steps: kStepBytes of every row; this warp takes steps warp + split * warps, + warps * splits, ...
-  const int64_t steps = (row_bytes + Cfg::kStepBytes - 1) / Cfg::kStepBytes;
 #pragma unroll 1
-  for (int64_t step = warp + int64_t(split) * warps; step < steps; step += int64_t(warps) * splits) {
-    const int64_t byte = step * Cfg::kStepBytes + int64_t(lane) * kChunk;  // this lane's first byte of each row
-    if (byte >= row_bytes) continue;  // past the end of K (only in the last step)
+  for (; byte < row_bytes; byte += step_bytes, a_ptr += step_bytes, b_ptr += step_bytes, sfb_ptr += sf_step) {
     // kChunk = 32 may find only its first 16 bytes inside the row (K is a multiple of 32, not 64).
     const bool second_half = kChunk == 16 || byte + 16 < row_bytes;
 
     // 1. Loads: the A chunk of every row first (the bytes in flight), then the vector and scales.
     uint32_t a[kRows][kWords];
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      if (kChunk == 16) {
-        const Chunk16 c = row_in[r] ? load_a16<Cfg::kALoad>(row_ptr[r] + byte) : Chunk16{};
-#pragma unroll
-        for (int i = 0; i < kWords; ++i) a[r][i] = c.w[i % 4];
-      } else {
-        uint32_t w[8] = {};
-        if (row_in[r] && second_half) {
-          load_a32<Cfg::kALoad>(row_ptr[r] + byte, w);
-        } else if (row_in[r]) {
-          const Chunk16 c = load_a16<Cfg::kALoad>(row_ptr[r] + byte);
-#pragma unroll
-          for (int i = 0; i < 4; ++i) w[i] = c.w[i];
-        }
-#pragma unroll
-        for (int i = 0; i < kWords; ++i) a[r][i] = w[i % 8];
-      }
-    }
-    // The scale tile of this chunk: 64 values of k = 32 bytes of a row per tile.
-    const int64_t tile = byte / 32;
-    const int sf_byte = (kChunk == 16) ? int(byte / 16) % 2 * 2 : 0;  // a 16-byte chunk is half a tile
+    load_rows<Cfg>(a, a_ptr, row_k, row_bytes, second_half);
     uint32_t b_words[kWords];
     {
-      const uint4 lo = load_cached16(B + byte);
-      const uint4 hi = (kChunk == 32 && second_half) ? load_cached16(B + byte + 16) : make_uint4(0, 0, 0, 0);
+      const uint4 lo = load_cached16(b_ptr);
+      const uint4 hi = (kChunk == 32 && second_half) ? load_cached16(b_ptr + 16) : make_uint4(0, 0, 0, 0);
       const uint32_t all[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
 #pragma unroll
       for (int i = 0; i < kWords; ++i) b_words[i] = all[i];
     }
     // The vector's scales: row 0 of its blocked layout, line 0 of each tile.
-    const uint32_t sfb_bytes = kChunk == 16 ? load_cached2(SFB + tile * gemm::kSfTileBytes + sf_byte)
-                                            : load_cached4(SFB + tile * gemm::kSfTileBytes);
+    const uint32_t sfb_bytes = kChunk == 16 ? load_cached2(sfb_ptr) : load_cached4(sfb_ptr);
     // A's scales: per 8-row group, lines 2p and 2p+1 of the tile (one 32-byte sector): word q of
     // line t holds the four scales of row 2q + t of the group.
     uint4 sfa_line[Cfg::kGroups][2];
 #pragma unroll
     for (int g = 0; g < Cfg::kGroups; ++g) {
-      const int64_t grp = first_group + g;
-      const uint8_t* t0 = SFA + ((grp / kGroupsPer128) * tiles_per_block + tile) * gemm::kSfTileBytes +
-                          (grp % kGroupsPer128) * 2 * 16;
-      sfa_line[g][0] = load_cached16(t0);
-      sfa_line[g][1] = load_cached16(t0 + 16);
+      sfa_line[g][0] = load_cached16(sfa_ptr[g]);
+      sfa_line[g][1] = load_cached16(sfa_ptr[g] + 16);
     }
 
-    // 2. The vector chunk, decoded once for all rows (times kDecodeFactor on Hopper: exact, see
-    //    decode8), and its block scales (times kDecodeFactor, which undoes the factor of A's decode).
-    __half2 b[kWords][4];
-    const __half2 undo = __float2half2_rn(kDecodeFactor);
+    // 2. The vector chunk, decoded once for all rows, and its block scales. FP16 products: values
+    //    times kDecodeFactor on Hopper (exact, see decode8), undone by the vector's factor. Integer
+    //    products: signed bytes of twice the value, so a block's dot product is 4x the true one,
+    //    undone likewise.
+    __half2 b[kDp4a ? 1 : kWords][4];
+    uint32_t b_int[kDp4a ? kWords : 1][2];
+    if constexpr (kDp4a) {
 #pragma unroll
-    for (int i = 0; i < kWords; ++i) {
-      decode8(b_words[i], b[i]);
+      for (int i = 0; i < kWords; ++i) {
+        b_int[i][0] = signed4(table_lo, b_words[i]);
+        b_int[i][1] = signed4(table_lo, b_words[i] >> 16);
+      }
+    } else {
+      const __half2 undo = __float2half2_rn(kDecodeFactor);
 #pragma unroll
-      for (int j = 0; j < 4; ++j) b[i][j] = __hmul2(b[i][j], undo);
+      for (int i = 0; i < kWords; ++i) {
+        decode8(b_words[i], b[i]);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) b[i][j] = __hmul2(b[i][j], undo);
+      }
     }
+    constexpr float kVectorFactor = kDp4a ? 0.25f : kDecodeFactor;
     float sb[kBlocks];
 #pragma unroll
     for (int j = 0; j < kBlocks; j += 2) {
       const float2 s = decode_scales2(sfb_bytes >> (8 * j));
-      sb[j] = s.x * kDecodeFactor;
-      sb[j + 1] = s.y * kDecodeFactor;
+      sb[j] = s.x * kVectorFactor;
+      sb[j + 1] = s.y * kVectorFactor;
     }
 
-    // 3. Per row: 16 products at a time summed in FP16 (exact: see the README), times the two scales in FP32.
+    // 3. Per row: 16 products at a time summed exactly (in FP16 or in integers: see the README),
+    //    times the two scales in FP32.
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const uint4& line = sfa_line[r / kRowsPerGroup][r % 2];
@@ -339,19 +408,43 @@ nvfp4_gemv(int M, int K, int splits, const uint8_t* __restrict__ A, const uint8_
         for (int jj = 0; jj < 2; ++jj) {
           const int blk = j + jj;
           if (kChunk == 32 && blk >= 2 && !second_half) continue;  // past K: no data, scales undefined
-          __half2 h[2][4];
-          decode8(a[r][2 * blk], h[0]);
-          decode8(a[r][2 * blk + 1], h[1]);
-          __half2 p = __hmul2(h[0][0], b[2 * blk][0]);
+          float sum[2];
+          if constexpr (kDp4a) {
+            // A's positive values against the vector, its negative values' magnitudes likewise: the
+            // block's dot product is the difference (lookup4).
+            int pos = 0, neg = 0;
 #pragma unroll
-          for (int i = 1; i < 8; ++i) p = __hfma2(h[i / 4][i % 4], b[2 * blk + i / 4][i % 4], p);
-          const float2 pf = __half22float2(p);
+            for (int i = 0; i < 2; ++i) {
+              const uint32_t w = a[r][2 * blk + i], x = w ^ kSignBits;
+              const uint32_t* v = b_int[2 * blk + i];
+              // w >> 16 (the upper four codes) as a multiply-high, which runs beside prmt on the
+              // multiply pipe (the ALU's pipe is the busy one: README).
+              pos = __dp4a(int(lookup4(table_lo, w)), int(v[0]), pos);
+              neg = __dp4a(int(lookup4(table_lo, x)), int(v[0]), neg);
+              pos = __dp4a(int(lookup4(table_lo, __umulhi(w, 0x10000u))), int(v[1]), pos);
+              neg = __dp4a(int(lookup4(table_lo, __umulhi(x, 0x10000u))), int(v[1]), neg);
+            }
+            sum[0] = float(pos - neg);
+            sum[1] = 0.0f;
+          } else {
+            __half2 h[2][4];
+            decode8(a[r][2 * blk], h[0]);
+            decode8(a[r][2 * blk + 1], h[1]);
+            __half2 p = __hmul2(h[0][0], b[2 * blk][0]);
+#pragma unroll
+            for (int i = 1; i < 8; ++i) p = __hfma2(h[i / 4][i % 4], b[2 * blk + i / 4][i % 4], p);
+            const float2 pf = __half22float2(p);
+            sum[0] = pf.x;
+            sum[1] = pf.y;
+          }
           const float s = (jj == 0 ? sa.x : sa.y) * sb[blk];
-          acc[r] = fmaf(pf.x, s, acc[r]);
-          acc[r] = fmaf(pf.y, s, acc[r]);
+          acc[r] = fmaf(sum[0], s, acc[r]);
+          if constexpr (!kDp4a) acc[r] = fmaf(sum[1], s, acc[r]);
         }
       }
     }
+#pragma unroll
+    for (int g = 0; g < Cfg::kGroups; ++g) sfa_ptr[g] += sf_step;
   }
 
   // 4. Reductions, each in a fixed order: lanes (reduce8), warps (shared memory), then the CTAs of
@@ -477,14 +570,25 @@ int ctas_per_sm(int warps) {
   return cached[warps];
 }
 
-// The stage's configuration: 32-byte chunks where one load moves them (sm_100), 16 bytes elsewhere.
-// Hopper: at most 80 registers (6 CTAs of 4 warps per SM) and the one-wave rule of plan().
+// The stage's configurations: 32-byte chunks where one load moves them (sm_100), 16 bytes elsewhere.
+// Hopper: 8-row CTAs at most 80 registers (6 CTAs of 4 warps per SM) with the one-wave rule of plan(),
+// and, where the grid still has 2 CTAs per SM with twice the rows, 16-row CTAs at most 128 registers:
+// every step decodes the vector once for 16 rows, and a warp has 16 rows' loads in flight.
 using Hopper = Config<16, 1, ALoad::kNoAllocate, 6>;
+using Hopper16Rows = Config<16, 2, ALoad::kNoAllocate, 4>;
 using Blackwell = Config<32, 1, ALoad::kNoAllocate, 4>;
 
+// Whether the 16-row configuration is taken: at least 2 CTAs of 16 rows per SM over all batches.
+inline bool sixteen_rows(const gemm::Nvfp4GemmArgs& args, int sm_count) {
+  return (int64_t(args.M) + 15) / 16 * args.L >= 2 * int64_t(sm_count);
+}
+
 inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
-  if (gemm::gpu_info().usable && gemm::gpu_info().cc_major == 10)
+  const gemm::GpuInfo& gpu = gemm::gpu_info();
+  if (gpu.usable && gpu.cc_major == 10)
     launch_config<Blackwell>(args, stream);
+  else if (sixteen_rows(args, gpu.usable ? gpu.sm_count : 132))
+    launch_config<Hopper16Rows>(args, stream);
   else
     launch_config<Hopper>(args, stream);
 }

@@ -27,12 +27,18 @@ void walkthrough(const gemm::program::Options& o) {
               gemm::flops(o.M, 1, o.K, o.L) / bytes);
 
   section("Launch plan");
-  const LaunchPlan p = blackwell ? plan<Blackwell>(o.M, o.K, o.L, sms) : plan<Hopper>(o.M, o.K, o.L, sms);
-  const int chunk = blackwell ? Blackwell::kChunk : Hopper::kChunk;
+  // The configuration launch() takes for this shape (kernel.cuh: Blackwell, Hopper16Rows or Hopper).
+  const bool rows16 = !blackwell && sixteen_rows(a, sms);
+  const LaunchPlan p = blackwell ? plan<Blackwell>(o.M, o.K, o.L, sms)
+                       : rows16  ? plan<Hopper16Rows>(o.M, o.K, o.L, sms)
+                                 : plan<Hopper>(o.M, o.K, o.L, sms);
+  const int chunk = blackwell ? Blackwell::kChunk : Hopper::kChunk, rows = rows16 ? 16 : 8;
   std::printf("  %s, x %d batches\n", p.describe().c_str(), o.L);
-  std::printf("  a CTA owns 8 rows (one 32-byte sector of scales per 64 values of k); a lane reads %d bytes of\n"
-              "  each row per step (%s), a warp %d contiguous bytes per row\n",
-              chunk, blackwell ? "one 256-bit load" : "one 128-bit load", chunk * kLanes);
+  std::printf("  a CTA owns %d rows (8 rows share one 32-byte sector of scales per 64 values of k); a lane reads\n"
+              "  %d bytes of each row per step (%s), a warp %d contiguous bytes per row\n",
+              rows, chunk, blackwell ? "one 256-bit load" : "one 128-bit load", chunk * kLanes);
+  std::printf("  products: %s\n", blackwell ? "cvt.rn.f16x2.e2m1x2 to FP16, summed exactly in FP16"
+                                            : "twice each E2M1 value as an 8-bit integer (prmt lookup), dp4a");
 
   section("Bytes in flight (Little's law: bytes in flight = bandwidth x latency)");
   if (gpu.usable) {
@@ -40,10 +46,13 @@ void walkthrough(const gemm::program::Options& o) {
     std::printf("  DRAM peak %.0f GB/s x ~%.0f ns loaded latency = %.1f MB in flight, %.1f KB per SM\n", bw / 1e9,
                 latency * 1e9, bw * latency / 1e6, bw * latency / sms / 1e3);
   }
-  std::printf("  per lane and step: 8 rows x %d bytes = %d bytes of A in flight before any arithmetic\n", chunk,
-              8 * chunk);
+  std::printf("  per lane and step: %d rows x %d bytes = %d bytes of A in flight before any arithmetic\n", rows, chunk,
+              rows * chunk);
   if (blackwell)
     gemm::program::print_resources("nvfp4_gemv<Blackwell>", reinterpret_cast<const void*>(&nvfp4_gemv<Blackwell>),
+                                   p.warps * kLanes);
+  else if (rows16)
+    gemm::program::print_resources("nvfp4_gemv<Hopper16Rows>", reinterpret_cast<const void*>(&nvfp4_gemv<Hopper16Rows>),
                                    p.warps * kLanes);
   else
     gemm::program::print_resources("nvfp4_gemv<Hopper>", reinterpret_cast<const void*>(&nvfp4_gemv<Hopper>),

@@ -30,8 +30,21 @@ TEST_P(GpuGemvVariants, Chunk32MatchesCpuReference) {
 }
 TEST_P(GpuGemvVariants, TwoGroupsPerCtaMatchCpuReference) {
   GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(stage09::launch_config<stage09::Hopper16Rows>, GetParam(), {16, 1, 1024});
+}
+TEST_P(GpuGemvVariants, EightRowsPerCtaMatchCpuReference) {  // what launch takes for small grids, at every size
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(stage09::launch_config<stage09::Hopper>, GetParam(), {8, 1, 1024});
+}
+TEST_P(GpuGemvVariants, TwoCachedGroupsPerCtaMatchCpuReference) {
+  GEMM_REQUIRE_GPU();
   gemm::testing::run_case(stage09::launch_config<stage09::Config<16, 2, stage09::ALoad::kCached>>, GetParam(),
                           {16, 1, 1024});
+}
+TEST_P(GpuGemvVariants, Fp16ProductsMatchCpuReference) {
+  GEMM_REQUIRE_GPU();
+  using Half2 = stage09::Config<16, 1, stage09::ALoad::kNoAllocate, 6, true, stage09::Products::kHalf2>;
+  gemm::testing::run_case(stage09::launch_config<Half2>, GetParam(), {8, 1, 1024});
 }
 TEST_P(GpuGemvVariants, UncappedRegistersMatchCpuReference) {
   GEMM_REQUIRE_GPU();
@@ -78,6 +91,45 @@ TEST(GpuGemvDecode, EveryByteDecodesToItsTwoValuesTimesTheFactor) {
   }
 }
 
+// The integer path: every byte of A's side (lookup4 of the codes and of the codes with flipped signs)
+// and of the vector's side (signed4) against twice the values of common/formats.h, nibble by nibble,
+// so a swapped nibble order or a wrong sign cannot pass.
+__global__ void lookup_all_bytes(uint32_t* out) {
+  const uint32_t t = threadIdx.x;  // word t holds bytes 4t .. 4t+3, the codes of 8 values
+  const uint32_t w = (4 * t) | ((4 * t + 1) << 8) | ((4 * t + 2) << 16) | ((4 * t + 3) << 24);
+  const uint32_t lo = stage09::table_register();
+  out[8 * t + 0] = stage09::lookup4(lo, w);  // codes 0-3 (nibbles 0-3)
+  out[8 * t + 1] = stage09::lookup4(lo, w ^ stage09::kSignBits);
+  out[8 * t + 2] = stage09::lookup4(lo, w >> 16);  // codes 4-7
+  out[8 * t + 3] = stage09::lookup4(lo, (w ^ stage09::kSignBits) >> 16);
+  out[8 * t + 4] = stage09::signed4(lo, w);
+  out[8 * t + 5] = stage09::signed4(lo, w >> 16);
+}
+
+TEST(GpuGemvDecode, IntegerLookupGivesTwiceEveryValueWithItsSign) {
+  GEMM_REQUIRE_GPU();
+  gemm::DeviceBuffer<uint32_t> out(512);  // 6 of every 8 words written; the rest stay poisoned, unread
+  out.fill_bytes(0xFF);
+  lookup_all_bytes<<<1, 64>>>(out.get());
+  CUDA_CHECK_LAUNCH();
+  const auto got = out.download();
+  auto byte_of = [](uint32_t v, int i) { return int(int8_t(uint8_t(v >> (8 * i)))); };
+  for (int t = 0; t < 64; ++t) {
+    for (int half = 0; half < 2; ++half) {
+      for (int i = 0; i < 4; ++i) {
+        const int value = 4 * half + i;  // nibble `value` of word t: byte value / 2, low nibble if even
+        const uint8_t byte = uint8_t(4 * t + value / 2);
+        const uint8_t code = value % 2 == 0 ? gemm::e2m1_even(byte) : gemm::e2m1_odd(byte);
+        const int twice = int(2.0 * gemm::e2m1_to_float(code));
+        const int pos = byte_of(got[8 * t + 2 * half], i), neg = byte_of(got[8 * t + 2 * half + 1], i);
+        EXPECT_EQ(pos, twice > 0 ? twice : 0) << "word " << t << " value " << value;
+        EXPECT_EQ(neg, twice < 0 ? -twice : 0) << "word " << t << " value " << value;
+        EXPECT_EQ(byte_of(got[8 * t + 4 + half], i), twice) << "word " << t << " value " << value;
+      }
+    }
+  }
+}
+
 // ---- Row groups and the launch plan ---------------------------------------------------------------------
 
 TEST(GemvRowGroups, EightRowsShareOneScaleSectorAndEveryRowIsInOneGroup) {
@@ -103,6 +155,15 @@ TEST(GemvPlan, SplitsKOnlyWhenRowsAreFewAndNeverLaunchesAnEmptyGroup) {
   // 896 CTAs do not all fit at 4 warps (6 per SM at 80 registers), so the one-wave rule halves the warps.
   EXPECT_EQ(big.warps, 2);
   EXPECT_LE(big.ctas_per_batch, stage09::ctas_per_sm<C>(2) * 132);
+  // launch() takes 16 rows per CTA where that still leaves 2 CTAs per SM: 7168 rows do, 4096 x 1 do not.
+  auto args = [](int M, int L) { gemm::Nvfp4GemmArgs a; a.M = M; a.N = 1; a.K = 1024; a.L = L; return a; };
+  EXPECT_TRUE(stage09::sixteen_rows(args(7168, 1), 132));
+  EXPECT_FALSE(stage09::sixteen_rows(args(4096, 1), 132));
+  EXPECT_TRUE(stage09::sixteen_rows(args(4096, 2), 132));
+  EXPECT_FALSE(stage09::sixteen_rows(args(1, 8), 132));
+  const auto big16 = stage09::plan<stage09::Hopper16Rows>(7168, 16384, 1, 132);
+  EXPECT_EQ(big16.groups, 7168 / 8);
+  EXPECT_EQ(big16.ctas_per_batch, 7168 / 16);
   EXPECT_EQ(stage09::plan<C>(4096, 7168, 8, 132).warps, stage09::kMaxWarps);  // many waves at any width
   const auto one = stage09::plan<C>(1, 65536, 1, 132);
   EXPECT_EQ(one.groups, 1);
