@@ -13,23 +13,26 @@
 // ---------------------------------------------------------------------------------
 // 1. No tiles, no shared-memory staging, no tensor-core-shaped anything: at N = 1 every weight byte
 //    is used for exactly one multiply-add, so the kernel's only job is to read A once at DRAM speed.
-// 2. A CTA owns the 8 rows whose scales share one 32-byte sector of the blocked layout (rows 2p,
-//    2p+1, +32, +64, +96 of a 128-row block), so every scale sector read is fully used.
-// 3. Each lane reads 16 bytes of each of its 8 rows per step (one 32-byte load per row on sm_100a),
-//    a warp 512 contiguous bytes per row: 8 loads in flight per lane, enough bytes in flight per
-//    SM to cover DRAM latency (Little's law, README) without software pipelining.
+// 2. A row group is the 8 rows whose scales share one 32-byte sector of the blocked layout (rows 2p,
+//    2p+1, +32, +64, +96 of a 128-row block), so every scale sector read is fully used. A CTA owns
+//    one group, or two where the grid still has 2 CTAs per SM (launch: the vector decoded once for
+//    16 rows, twice the loads in flight per warp).
+// 3. Each lane reads 16 bytes of each of its rows per step (one 32-byte load per row on sm_100a),
+//    a warp 512 contiguous bytes per row: 8 or 16 loads in flight per lane before any arithmetic
+//    (Little's law, README).
 // 4. Cache policy per operand: A is streamed with L1::no_allocate; the vector and the scales are
 //    read through L1 (every CTA on an SM reads the same vector).
-// 5. The vector chunk is loaded and decoded once per lane and reused for all 8 rows.
+// 5. The vector chunk is loaded and decoded once per lane and reused for all its rows.
 // 6. Products of E2M1 values, exact, 16 values (one scale block) at a time: on Hopper as integers,
-//    twice each magnitude looked up by a byte permute (prmt) and four products per dp4a (a negative
-//    value meets the negated vector); on sm_100a converted by cvt.rn.f16x2.e2m1x2 and summed in FP16.
+//    twice each magnitude looked up by a byte permute (prmt) and four products per dp4a (positive
+//    and negative values in two chains, subtracted); on sm_100a converted by cvt.rn.f16x2.e2m1x2 and
+//    summed in FP16.
 //    The block sum times the two block scales is accumulated in FP32. The ALU pipe, not DRAM, was
 //    the limit of the FP16 decode by bit arithmetic on Hopper (README).
-// 8. Addresses: one pointer per operand advanced each step, plus per-row offsets fixed for the CTA
-//    (a row past M rereads the first row and is never written): no per-row 64-bit arithmetic.
 // 7. K is split across the warps of a CTA and, where M * L is too small to fill the GPU, across the
 //    CTAs of a thread-block cluster; all reductions run in a fixed order (same bits every run).
+// 8. Addresses: one pointer per operand advanced each step, plus per-row offsets fixed for the CTA
+//    (a row past M rereads the first row and is never written): no per-row 64-bit arithmetic.
 #pragma once
 
 #include <cuda_fp16.h>
