@@ -323,6 +323,8 @@ __device__ __forceinline__ Slot& slot() {
 // thread scheduling), and no hook waits for another lane while it holds the turn.
 struct WarpTurn {
   uint32_t* flag;
+  // The sleep starts at 8 ns (a turn is often free again after one record of a few L2 round trips) and
+  // doubles to 256 ns, the same cap as the cluster lock's backoff.
   __device__ WarpTurn() : flag(&slot().turn[warp_id()]) {
     for (uint32_t ns = 8; atomicCAS(flag, 0u, 1u) != 0u; ns = ns < 256 ? 2 * ns : ns) __nanosleep(ns);
     __threadfence();  // the records of the lane before it are visible to its fast path
