@@ -3,7 +3,7 @@
 // with every rule and its PTX ISA section, in docs/protocol_checker.md.
 //
 // Compiled in only where GEMM_PROTOCOL_ACTIVE (common/ptx/arch.cuh): under the tcgen05 emulator on
-// Hopper, and in the checked build. Elsewhere every hook below is an empty inline function.
+// Hopper, and in the checked build. Elsewhere the wrappers call none of it.
 //
 // Concurrency: the state of one cluster is updated under that cluster's lock. The lanes of a warp are
 // one logical thread, so most of what a lane records, another lane of its warp has often recorded
@@ -824,6 +824,11 @@ __device__ inline bool maybe_all_blocked(const Cluster& c) {
 }
 
 
+// Every hook is one out-of-line function per kernel, called from each of its sites: a checked kernel's
+// loops then hold calls, not copies of the hooks (inlined, they made each k-tile loop of a checked
+// sm_100a kernel tens of thousands of instructions: docs/data/sass/checked_sm100a.md).
+#define GEMM_PROTOCOL_HOOK static __device__ __noinline__
+
 // Each hook holds its warp's turn and the cluster's lock throughout ("The hooks the wrappers call",
 // below, says which thread runs it); `G` is the state of the calling CTA's cluster. A hook with a fast
 // path (`recorded`: nothing left to record) asks it before its turn and again after it.
@@ -852,7 +857,7 @@ __device__ inline bool maybe_all_blocked(const Cluster& c) {
   W.acts += 1;                                         \
   (void)W
 
-inline __device__ void on_role(const char* name) {
+GEMM_PROTOCOL_HOOK void on_role(const char* name) {
   auto recorded = [&]() -> bool {  // Fast path, no lock: a lane of this warp has named it already.
     const Cluster* c = cluster();
     if (!c || relaxed(c->cta[ctarank()].warps[warp_id()].role[0]) == name[0]) return true;
@@ -863,7 +868,7 @@ inline __device__ void on_role(const char* name) {
   unlock(G);
 }
 
-inline __device__ void on_init(uint32_t bar_addr, uint32_t count, const char* name, int index) {
+GEMM_PROTOCOL_HOOK void on_init(uint32_t bar_addr, uint32_t count, const char* name, int index) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const uint32_t off = smem_offset(bar_addr);
@@ -914,7 +919,7 @@ inline __device__ void on_init(uint32_t bar_addr, uint32_t count, const char* na
   unlock(G);
 }
 
-inline __device__ void on_inval(uint32_t bar_addr) {
+GEMM_PROTOCOL_HOOK void on_inval(uint32_t bar_addr) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const int b = live_barrier(G, rank, smem_offset(bar_addr), rank, warp, "mbarrier.inval of a barrier that is not live");
@@ -923,7 +928,7 @@ inline __device__ void on_inval(uint32_t bar_addr) {
 }
 
 // mbarrier.arrive (target_rank: the CTA whose barrier it is), with `tx` bytes expected first.
-inline __device__ void on_arrive(uint32_t bar_addr, uint32_t target_rank, uint32_t tx) {
+GEMM_PROTOCOL_HOOK void on_arrive(uint32_t bar_addr, uint32_t target_rank, uint32_t tx) {
   GEMM_PROTOCOL_ENTER();
   const int b = live_barrier(G, target_rank, smem_offset(bar_addr), rank, warp, "an arrive on a barrier never initialised");
   if (b >= 0) {
@@ -938,7 +943,7 @@ inline __device__ void on_arrive(uint32_t bar_addr, uint32_t target_rank, uint32
 
 // A TMA load (or bulk copy) of `bytes` into [dst, dst + bytes) of this CTA, completing on the barrier
 // at bar_addr's offset in CTA `bar_rank`.
-inline __device__ void on_tma_load(uint32_t dst_addr, uint32_t bytes, uint32_t bar_addr, uint32_t bar_rank) {
+GEMM_PROTOCOL_HOOK void on_tma_load(uint32_t dst_addr, uint32_t bytes, uint32_t bar_addr, uint32_t bar_rank) {
   GEMM_PROTOCOL_ENTER();
   const int b = live_barrier(G, bar_rank, smem_offset(bar_addr), rank, warp,
                              "a TMA load completes on a barrier never initialised");
@@ -984,7 +989,7 @@ inline __device__ void on_tma_load(uint32_t dst_addr, uint32_t bytes, uint32_t b
 }
 
 // Before a wait on parity `parity`: is it blocked on a phase nothing recorded has completed?
-inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
+GEMM_PROTOCOL_HOOK void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
   auto recorded = [&]() -> bool {  // Fast path, no lock: the phase is complete and this warp is not behind, so there is nothing to record.
     const Cluster* c = cluster();
     if (!c) return true;
@@ -1035,7 +1040,7 @@ inline __device__ void on_wait_begin(uint32_t bar_addr, uint32_t parity) {
 }
 
 // After the wait returned: the waiter now knows what the observed phase published.
-inline __device__ void on_wait_end(uint32_t bar_addr, uint32_t parity) {
+GEMM_PROTOCOL_HOOK void on_wait_end(uint32_t bar_addr, uint32_t parity) {
   auto recorded = [&]() -> bool {  // Fast path, no lock: another lane of this warp has already learned this phase (a warp is one logical thread).
     const Cluster* c = cluster();
     if (!c) return true;
@@ -1083,7 +1088,7 @@ inline __device__ void on_wait_end(uint32_t bar_addr, uint32_t parity) {
 
 // fence.proxy.async: this warp's generic writes so far may be read by the async proxy.
 // Lanes after the first find no generic store of the warp since its latest fence: nothing to add.
-inline __device__ void on_fence_proxy_async() {
+GEMM_PROTOCOL_HOOK void on_fence_proxy_async() {
   auto recorded = [&]() -> bool {
     const Cluster* c = cluster();
     if (!c) return true;
@@ -1104,7 +1109,7 @@ inline __device__ void on_fence_proxy_async() {
 
 // Generic (st.shared / ld.shared) accesses a kernel declares: ptx::protocol_generic_write/read.
 // Lanes naming one range (a warp's staging buffer) record the same access again, which changes nothing.
-inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) {
+GEMM_PROTOCOL_HOOK void on_generic(uint32_t addr, uint32_t bytes, bool write) {
   if (bytes == 0) return;
   auto recorded = [&]() -> bool {  // Fast path, no lock: the first and last lines already carry this warp's access at its current epoch.
     const Cluster* c = cluster();
@@ -1149,7 +1154,7 @@ inline __device__ void on_generic(uint32_t addr, uint32_t bytes, bool write) {
 }
 
 // TMA store of [src, src + bytes) by this warp, read by its bulk-copy unit as part of the next group.
-inline __device__ void on_tma_store(uint32_t src_addr, uint32_t bytes) {
+GEMM_PROTOCOL_HOOK void on_tma_store(uint32_t src_addr, uint32_t bytes) {
   GEMM_PROTOCOL_ENTER();
   Violation v = base_violation(rank, warp);
   v.rule = "tma-store-reads-unfinished";
@@ -1163,14 +1168,14 @@ inline __device__ void on_tma_store(uint32_t src_addr, uint32_t bytes) {
   unlock(G);
 }
 
-inline __device__ void on_bulk_commit() {
+GEMM_PROTOCOL_HOOK void on_bulk_commit() {
   GEMM_PROTOCOL_ENTER();
   W.bulk_committed += 1;
   unlock(G);
 }
 
 // cp.async.bulk.wait_group(.read) N: all but the newest N groups have read their sources.
-inline __device__ void on_bulk_wait(uint32_t n) {
+GEMM_PROTOCOL_HOOK void on_bulk_wait(uint32_t n) {
   GEMM_PROTOCOL_ENTER();
   if (W.bulk_committed >= n) {
     const uint32_t a = bulk_agent(rank, warp);
@@ -1183,7 +1188,7 @@ inline __device__ void on_bulk_wait(uint32_t n) {
 }
 
 // tcgen05.fence::after_thread_sync: this warp's tcgen05 work from now on sees what the warp knows.
-inline __device__ void on_tc_fence_after() {
+GEMM_PROTOCOL_HOOK void on_tc_fence_after() {
   auto recorded = [&]() -> bool {  // Fast path, no lock: the snapshot is already this warp's clock.
     const Cluster* c = cluster();
     if (!c) return true;
@@ -1200,7 +1205,7 @@ inline __device__ void on_tc_fence_after() {
 
 // tcgen05.fence::before_thread_sync: the warp's finished tcgen05.ld become visible through its next
 // arrive or barrier.
-inline __device__ void on_tc_fence_before() {
+GEMM_PROTOCOL_HOOK void on_tc_fence_before() {
   auto recorded = [&]() -> bool {  // Fast path, no lock: no finished tcgen05.ld of this warp waits to be published.
     const Cluster* c = cluster();
     if (!c) return true;
@@ -1225,14 +1230,14 @@ inline __device__ void on_tc_fence_before() {
   unlock(G);
 }
 
-inline __device__ void on_tc_wait_ld_record() {
+GEMM_PROTOCOL_HOOK void on_tc_wait_ld_record() {
   GEMM_PROTOCOL_ENTER();
   W.ld_waited = 1;
   unlock(G);
 }
 
 // tcgen05.ld of `n` columns from `taddr` (quadrant from its lane field).
-inline __device__ void on_tc_ld_record(uint32_t taddr, uint32_t n) {
+GEMM_PROTOCOL_HOOK void on_tc_ld_record(uint32_t taddr, uint32_t n) {
   GEMM_PROTOCOL_ENTER();
   const uint32_t col = taddr & 0xFFFF, q = ((taddr >> 16) % 128) / 32;
   Violation v = base_violation(rank, warp);
@@ -1454,7 +1459,7 @@ __device__ inline bool tc_reads_tmem(Cluster& G, uint32_t rank, uint32_t warp, i
   return true;
 }
 
-inline __device__ void on_mma(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc, uint32_t sfa_tmem,
+GEMM_PROTOCOL_HOOK void on_mma(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc, uint32_t sfa_tmem,
                               uint32_t sfb_tmem, int cta_group) {
   GEMM_PROTOCOL_ENTER();
   uint32_t* tc = tc_clock(G, rank, W);
@@ -1474,7 +1479,7 @@ inline __device__ void on_mma(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, u
   unlock(G);
 }
 
-inline __device__ void on_cp(uint32_t taddr, uint64_t sdesc, int cta_group) {
+GEMM_PROTOCOL_HOOK void on_cp(uint32_t taddr, uint64_t sdesc, int cta_group) {
   GEMM_PROTOCOL_ENTER();
   uint32_t* tc = tc_clock(G, rank, W);
   const uint32_t lo = smem_offset(tcgen05::decode_smem_descriptor(sdesc).start);
@@ -1485,7 +1490,7 @@ inline __device__ void on_cp(uint32_t taddr, uint64_t sdesc, int cta_group) {
 }
 
 // tcgen05.commit: one arrival on each barrier of the mask once the tensor core's work so far is done.
-inline __device__ void on_commit(uint32_t bar_addr, uint32_t mask) {
+GEMM_PROTOCOL_HOOK void on_commit(uint32_t bar_addr, uint32_t mask) {
   GEMM_PROTOCOL_ENTER();
   uint32_t* tc = G.cta[rank].tc_vc;
   const uint32_t off = smem_offset(bar_addr);
@@ -1499,7 +1504,7 @@ inline __device__ void on_commit(uint32_t bar_addr, uint32_t mask) {
   unlock(G);
 }
 
-inline __device__ void on_alloc_record(uint32_t taddr, uint32_t ncols, int cta_group) {
+GEMM_PROTOCOL_HOOK void on_alloc_record(uint32_t taddr, uint32_t ncols, int cta_group) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   Violation v = base_violation(rank, warp);
@@ -1530,7 +1535,7 @@ inline __device__ void on_alloc_record(uint32_t taddr, uint32_t ncols, int cta_g
   unlock(G);
 }
 
-inline __device__ void on_dealloc_record(uint32_t taddr, uint32_t ncols) {
+GEMM_PROTOCOL_HOOK void on_dealloc_record(uint32_t taddr, uint32_t ncols) {
   GEMM_PROTOCOL_ENTER();
   Cta& t = G.cta[rank];
   const uint32_t col = taddr & 0xFFFF;
@@ -1600,7 +1605,7 @@ inline __device__ void on_dealloc_record(uint32_t taddr, uint32_t ncols) {
   unlock(G);
 }
 
-inline __device__ void on_relinquish_record() {
+GEMM_PROTOCOL_HOOK void on_relinquish_record() {
   GEMM_PROTOCOL_ENTER();
   G.cta[rank].relinquished = 1;
   unlock(G);
@@ -1613,21 +1618,34 @@ inline __device__ void on_relinquish_record() {
 // once at departure. Arrivals and `blocked` are counted with atomics; the lock is taken to publish,
 // to complete a generation, and for the deadlock check.
 
-// The warp publishes (once per generation, again only after new records) and steps its epoch.
-__device__ inline void publish_for_barrier(Cluster& G, Warp& W, uint32_t me, uint32_t* into, uint32_t next_gen,
-                                           uint32_t& pub_gen, uint32_t& pub_acts) {
-  if (pub_gen == next_gen && pub_acts + 1 == W.acts) {  // nothing since (this entry's own act aside)
-    pub_acts = W.acts;
-    return;
+// The warp publishes its clock into the barrier's next generation and steps its epoch: once per
+// generation, and again only after new records (`pub_gen`, `pub_acts`: its last publication there).
+// `generation` is read again under the lock. False: report mode has ended the checking.
+__device__ inline bool publish_at_sync(Cluster& G, Warp& W, uint32_t me, uint32_t* into, const uint32_t& generation,
+                                       uint32_t gen, uint32_t& pub_gen, uint32_t& pub_acts) {
+  auto published = [&] { return relaxed(pub_gen) == gen + 1 && relaxed(pub_acts) == relaxed(W.acts); };
+  if (published()) return true;
+  WarpTurn turn_;
+  if (published()) return true;
+  lock(G);
+  if (aborted()) {
+    unlock(G);
+    return false;
   }
-  join(into, W.vc);
-  W.vc[me] += 1;
-  W.snap_stale = 1;
-  pub_gen = next_gen;
+  W.used = 1;
+  W.acts += 1;
+  if (pub_gen != generation + 1 || pub_acts + 1 != W.acts) {  // something new since (this entry's own act aside)
+    join(into, W.vc);
+    W.vc[me] += 1;
+    W.snap_stale = 1;
+    pub_gen = generation + 1;
+  }
   pub_acts = W.acts;
+  unlock(G);
+  return true;
 }
 
-inline __device__ void on_cta_sync_arrive() {
+GEMM_PROTOCOL_HOOK void on_cta_sync_arrive() {
   Cluster* cp_ = cluster();
   if (!cp_) return;
   Cluster& G = *cp_;
@@ -1635,21 +1653,7 @@ inline __device__ void on_cta_sync_arrive() {
   Cta& t = G.cta[rank];
   Warp& W = t.warps[warp];
   const uint32_t gen = relaxed(t.sync_generation);
-  auto published = [&] { return relaxed(W.pub_cta_gen) == gen + 1 && relaxed(W.pub_cta_acts) == relaxed(W.acts); };
-  if (!published()) {
-    WarpTurn turn_;
-    if (!published()) {
-      lock(G);
-      if (aborted()) {
-        unlock(G);
-        return;
-      }
-      W.used = 1;
-      W.acts += 1;
-      publish_for_barrier(G, W, warp_agent(rank, warp), t.sync_vc, t.sync_generation + 1, W.pub_cta_gen, W.pub_cta_acts);
-      unlock(G);
-    }
-  }
+  if (!publish_at_sync(G, W, warp_agent(rank, warp), t.sync_vc, t.sync_generation, gen, W.pub_cta_gen, W.pub_cta_acts)) return;
   atomicAdd(&t.blocked, 1u);
   const uint32_t arrived = atomicAdd(&t.sync_arrived, 1u) + 1;
   __threadfence();  // `blocked` before reading `exited` (on_thread_exit)
@@ -1661,7 +1665,7 @@ inline __device__ void on_cta_sync_arrive() {
   }
   unlock(G);
 }
-inline __device__ void on_cta_sync_depart() {
+GEMM_PROTOCOL_HOOK void on_cta_sync_depart() {
   auto recorded = [&]() -> bool {  // Fast path, no lock: a lane of this warp has learned this generation's clock already.
     const Cluster* c = cluster();
     if (!c) return true;
@@ -1678,7 +1682,7 @@ inline __device__ void on_cta_sync_depart() {
   unlock(G);
 }
 
-inline __device__ void on_cluster_sync_arrive() {
+GEMM_PROTOCOL_HOOK void on_cluster_sync_arrive() {
   Cluster* cp_ = cluster();
   if (!cp_) return;
   Cluster& G = *cp_;
@@ -1686,21 +1690,7 @@ inline __device__ void on_cluster_sync_arrive() {
   Cta& t = G.cta[rank];
   Warp& W = t.warps[warp];
   const uint32_t gen = relaxed(G.sync_generation);
-  auto published = [&] { return relaxed(W.pub_cl_gen) == gen + 1 && relaxed(W.pub_cl_acts) == relaxed(W.acts); };
-  if (!published()) {
-    WarpTurn turn_;
-    if (!published()) {
-      lock(G);
-      if (aborted()) {
-        unlock(G);
-        return;
-      }
-      W.used = 1;
-      W.acts += 1;
-      publish_for_barrier(G, W, warp_agent(rank, warp), G.sync_vc, G.sync_generation + 1, W.pub_cl_gen, W.pub_cl_acts);
-      unlock(G);
-    }
-  }
+  if (!publish_at_sync(G, W, warp_agent(rank, warp), G.sync_vc, G.sync_generation, gen, W.pub_cl_gen, W.pub_cl_acts)) return;
   atomicAdd(&t.blocked, 1u);
   atomicAdd(&t.cluster_arrived, 1u);
   const uint32_t arrived = atomicAdd(&G.sync_arrived, 1u) + 1;
@@ -1718,7 +1708,7 @@ inline __device__ void on_cluster_sync_arrive() {
   }
   unlock(G);
 }
-inline __device__ void on_cluster_sync_depart() {
+GEMM_PROTOCOL_HOOK void on_cluster_sync_depart() {
   auto recorded = [&]() -> bool {  // Fast path, no lock: a lane of this warp has learned this generation's clock already.
     const Cluster* c = cluster();
     if (!c) return true;
@@ -1743,7 +1733,7 @@ inline __device__ void on_thread_start() {
 
 // A thread leaves the kernel (ptx::ProtocolScope). The CTA's last thread checks what the CTA leaves
 // behind and clears its slot in shared memory; the cluster's last CTA frees the cluster's state.
-inline __device__ void on_thread_exit() {
+GEMM_PROTOCOL_HOOK void on_thread_exit() {
   if (!enabled()) return;
   Slot& s = slot();
   const unsigned long long t = *reinterpret_cast<volatile unsigned long long*>(&s.token);
