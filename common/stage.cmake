@@ -91,7 +91,8 @@ endfunction()
 # progress while another's runs, so its wall-clock deadlines (common/deadline.h) can pass while it
 # waits its turn. Each GPU test counts as `gpu_weight` processors (default 2), so `ctest -j 16` runs
 # at most 16 / gpu_weight of them at once; the emulated tcgen05 tests (every thread of a pipeline
-# spinning on barriers, under the protocol checker) pass 4.
+# spinning on barriers, under the protocol checker) pass 4. A GPU test that hangs fails after 600 s
+# (ctest's default is 1500 s), which names it; the slowest take about a minute under ctest -j 16.
 function(gemm_discover_tests target label)
   set(gpu_weight 2)
   if(ARGC GREATER 2)
@@ -109,7 +110,7 @@ function(gemm_discover_tests target label)
     "  endif()\n"
     "endforeach()\n"
     "if(${target}_gpu_tests)\n"
-    "  set_tests_properties(\${${target}_gpu_tests} PROPERTIES PROCESSORS ${gpu_weight})\n"
+    "  set_tests_properties(\${${target}_gpu_tests} PROPERTIES PROCESSORS ${gpu_weight} TIMEOUT 600)\n"
     "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
 endfunction()
