@@ -478,21 +478,27 @@ static __device__ __noinline__ void enter_kernel() {
 
 // ---- Barriers --------------------------------------------------------------------------------------
 
-// The barriers' offsets are read 8 at a time (a CTA has up to kMaxBarriers; each read is an L2 round
-// trip under the lock, and every wait, arrive and copy looks its barrier up).
+// Lookups and checks over many cells (barrier offsets, shared-memory lines, Tensor Memory cells) load
+// kRound of them before using any: each load is an L2 round trip, most are made under the cluster's
+// lock, and one at a time the dealloc check alone was 7% of the time the checker added to a profiled
+// test (docs/protocol_checker.md).
+inline constexpr int kRound = 8;
+
+// The barriers' offsets are read kRound at a time (a CTA has up to kMaxBarriers, and every wait,
+// arrive and copy looks its barrier up).
 template <bool kRelaxed>
 __device__ inline int find_barrier_in(const Cta& t, uint32_t offset) {
   const uint32_t n = min(kRelaxed ? *reinterpret_cast<const volatile uint32_t*>(&t.nbarriers) : t.nbarriers,
                          uint32_t(kMaxBarriers));
-  for (uint32_t b0 = 0; b0 < n; b0 += 8) {
-    uint32_t o[8];
+  for (uint32_t b0 = 0; b0 < n; b0 += kRound) {
+    uint32_t o[kRound];
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < kRound; ++i)
       o[i] = b0 + i >= n ? 0u
              : kRelaxed  ? *reinterpret_cast<const volatile uint32_t*>(&t.barriers[b0 + i].offset)
                          : t.barriers[b0 + i].offset;
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < kRound; ++i)
       if (o[i] == offset + 1) return int(b0 + i);
   }
   return -1;
@@ -675,15 +681,15 @@ __device__ __forceinline__ uint4 with_read(uint4 l, uint32_t r) {
   else l.y = r;  // more readers than remembered: the oldest slot goes
   return l;
 }
-// add_read over `n` consecutive lines, 8 loads in flight at a time.
+// add_read over `n` consecutive lines, kRound loads in flight at a time.
 __device__ inline void add_reads(Line* lines, uint32_t n, uint32_t r) {
-  for (uint32_t g = 0; g < n; g += 8) {
-    uint4 l[8];
+  for (uint32_t g = 0; g < n; g += kRound) {
+    uint4 l[kRound];
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < kRound; ++i)
       if (g + i < n) l[i] = *reinterpret_cast<const uint4*>(&lines[g + i]);
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
+    for (int i = 0; i < kRound; ++i)
       if (g + i < n) *reinterpret_cast<uint4*>(&lines[g + i]) = with_read(l[i], r);
   }
 }
@@ -713,12 +719,12 @@ __device__ __forceinline__ bool unseen(const uint32_t* vc, uint32_t r) {  // !vi
 __device__ inline bool lines_clear(const Cta& t, uint32_t lo, uint32_t hi, const uint32_t* vc, bool write, bool async) {
   const uint32_t g0 = lo / kGranuleBytes, g1 = min((hi + kGranuleBytes - 1) / kGranuleBytes, uint32_t(kGranules));
   bool bad = false;
-  for (uint32_t g = g0; g < g1; g += 8) {
-    uint4 l[8];
+  for (uint32_t g = g0; g < g1; g += kRound) {
+    uint4 l[kRound];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) l[i] = g + i < g1 ? load_line(t.smem[g + i]) : make_uint4(0, 0, 0, 0);
+    for (int i = 0; i < kRound; ++i) l[i] = g + i < g1 ? load_line(t.smem[g + i]) : make_uint4(0, 0, 0, 0);
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < kRound; ++i) {
       bad |= unseen(vc, l[i].x);
       bad |= async & (l[i].x != 0) & (g + i < g1) && is_generic(t, g + i);  // the proxy-fence rule: the exact loop
       if (write) bad |= unseen(vc, l[i].y) | unseen(vc, l[i].z) | unseen(vc, l[i].w);
@@ -1251,14 +1257,14 @@ GEMM_PROTOCOL_HOOK void on_tc_ld_record(uint32_t taddr, uint32_t n) {
   v.lo = col;
   v.hi = col + n;
   v.quadrant = q;
-  // Pre-pass, 8 cells at a time: every cell written, and its write visible to the warp (its snapshot)?
+  // Pre-pass, kRound cells at a time: every cell written, and its write visible to the warp (its snapshot)?
   bool clear = true;
-  for (uint32_t cc = col; cc < col + n && cc < uint32_t(kTmemColumns); cc += 8) {
-    uint4 l[8];
+  for (uint32_t cc = col; cc < col + n && cc < uint32_t(kTmemColumns); cc += kRound) {
+    uint4 l[kRound];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) l[i] = cc + i < col + n ? load_line(G.cta[rank].tmem[q][cc + i]) : make_uint4(0, 0, 0, 0);
+    for (int i = 0; i < kRound; ++i) l[i] = cc + i < col + n ? load_line(G.cta[rank].tmem[q][cc + i]) : make_uint4(0, 0, 0, 0);
 #pragma unroll
-    for (int i = 0; i < 8; ++i) clear &= (cc + i >= col + n) | ((l[i].x != 0) & !unseen(W.snap, l[i].x));
+    for (int i = 0; i < kRound; ++i) clear &= (cc + i >= col + n) | ((l[i].x != 0) & !unseen(W.snap, l[i].x));
   }
   for (uint32_t cc = col; !clear && cc < col + n; ++cc) {  // the exact loop, which reports
     const Line& l = G.cta[rank].tmem[q][cc];
@@ -1387,15 +1393,15 @@ __device__ inline bool tc_writes_tmem(Cluster& G, uint32_t rank, uint32_t warp, 
     Violation v = base_violation(rank, warp);
     v.operand = operand;
     if (!columns_allocated(G, m, col, n, v)) return false;
-    // Pre-pass, 8 cells at a time: are all earlier reads (other than the tensor core's own) finished?
+    // Pre-pass, kRound cells at a time: are all earlier reads (other than the tensor core's own) finished?
     bool bad = false;
     for (uint32_t q = 0; q < uint32_t(kTmemQuadrants); ++q)
-      for (uint32_t cc = col; cc < col + n; cc += 8) {
-        uint4 l[8];
+      for (uint32_t cc = col; cc < col + n; cc += kRound) {
+        uint4 l[kRound];
 #pragma unroll
-        for (int i = 0; i < 8; ++i) l[i] = cc + i < col + n ? load_line(G.cta[m].tmem[q][cc + i]) : make_uint4(0, 0, 0, 0);
+        for (int i = 0; i < kRound; ++i) l[i] = cc + i < col + n ? load_line(G.cta[m].tmem[q][cc + i]) : make_uint4(0, 0, 0, 0);
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
+        for (int i = 0; i < kRound; ++i) {
           const uint32_t rs[3] = {l[i].y, l[i].z, l[i].w};
 #pragma unroll
           for (int k = 0; k < 3; ++k) bad |= (rs[k] != 0) & (rec_agent(rs[k]) != me) & unseen(tc, rs[k]);
@@ -1560,16 +1566,16 @@ GEMM_PROTOCOL_HOOK void on_dealloc_record(uint32_t taddr, uint32_t ncols) {
     unlock(G);
     return;
   }
-  // Pre-pass over every cell of the allocation (up to 4 x 512), 8 at a time: are all accesses finished
+  // Pre-pass over every cell of the allocation (up to 4 x 512), kRound at a time: are all accesses finished
   // for this warp? Only then is the exact loop below, which names the first bad cell, skipped.
   bool bad = false;
   for (uint32_t q = 0; q < uint32_t(kTmemQuadrants); ++q)
-    for (uint32_t cc = col; cc < col + ncols && cc < uint32_t(kTmemColumns); cc += 8) {
-      uint4 l[8];
+    for (uint32_t cc = col; cc < col + ncols && cc < uint32_t(kTmemColumns); cc += kRound) {
+      uint4 l[kRound];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) l[i] = cc + i < col + ncols ? load_line(t.tmem[q][cc + i]) : make_uint4(0, 0, 0, 0);
+      for (int i = 0; i < kRound; ++i) l[i] = cc + i < col + ncols ? load_line(t.tmem[q][cc + i]) : make_uint4(0, 0, 0, 0);
 #pragma unroll
-      for (int i = 0; i < 8; ++i) bad |= unseen(W.vc, l[i].x) | unseen(W.vc, l[i].y) | unseen(W.vc, l[i].z) | unseen(W.vc, l[i].w);
+      for (int i = 0; i < kRound; ++i) bad |= unseen(W.vc, l[i].x) | unseen(W.vc, l[i].y) | unseen(W.vc, l[i].z) | unseen(W.vc, l[i].w);
     }
   for (uint32_t q = 0; bad && q < uint32_t(kTmemQuadrants); ++q)
     for (uint32_t cc = col; cc < col + ncols; ++cc) {
