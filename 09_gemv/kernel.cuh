@@ -60,6 +60,8 @@ inline constexpr int kGroupsPer128 = gemm::kSfTileRows / kRowsPerGroup;  // 16 g
 inline constexpr int kLanes = 32;
 inline constexpr int kMaxWarps = 4;        // warps per CTA (fewer when K is short)
 inline constexpr int kMaxSplits = 8;       // CTAs per cluster splitting K (portable cluster limit)
+// The SMs a plan assumes where no GPU is usable (a program printing its plan without one): an H100 SXM's.
+inline constexpr int kSmsWithoutGpu = 132;
 
 // How the weights are loaded: the cache policy experiment of the README.
 enum class ALoad { kCached, kNoAllocate, kNoAllocatePrefetch256 };
@@ -273,7 +275,7 @@ __device__ __forceinline__ void load_rows(uint32_t (&a)[Cfg::kRows][Cfg::kWords]
 #pragma unroll
   for (int r = 0; r < Cfg::kRows; ++r) {
     const uint8_t* p = a_ptr + uint64_t(row_k[r]) * row_bytes;
-    if (Cfg::kChunk == 16) {
+    if constexpr (Cfg::kChunk == 16) {
       const Chunk16 c = load_a16<Cfg::kALoad>(p);
 #pragma unroll
       for (int i = 0; i < Cfg::kWords; ++i) a[r][i] = c.w[i % 4];
@@ -541,7 +543,7 @@ template <class Cfg>
 void launch_config(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
   gemm::validate_gemv(args);
   const gemm::GpuInfo& gpu = gemm::gpu_info();
-  const LaunchPlan p = plan<Cfg>(args.M, args.K, args.L, gpu.usable ? gpu.sm_count : 132);
+  const LaunchPlan p = plan<Cfg>(args.M, args.K, args.L, gpu.usable ? gpu.sm_count : kSmsWithoutGpu);
   // A CTA's groups must be whole groups of the grid: ctas_per_batch counts clusters of `splits`.
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(p.ctas_per_batch), unsigned(args.L), 1);
@@ -590,7 +592,7 @@ inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
   const gemm::GpuInfo& gpu = gemm::gpu_info();
   if (gpu.usable && gpu.cc_major == 10)
     launch_config<Blackwell>(args, stream);
-  else if (sixteen_rows(args, gpu.usable ? gpu.sm_count : 132))
+  else if (sixteen_rows(args, gpu.usable ? gpu.sm_count : kSmsWithoutGpu))
     launch_config<Hopper16Rows>(args, stream);
   else
     launch_config<Hopper>(args, stream);

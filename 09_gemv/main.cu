@@ -13,7 +13,7 @@ void walkthrough(const gemm::program::Options& o) {
   using gemm::program::section;
   using namespace stage09;
   const gemm::GpuInfo& gpu = gemm::gpu_info();
-  const int sms = gpu.usable ? gpu.sm_count : 132;
+  const int sms = gpu.usable ? gpu.sm_count : kSmsWithoutGpu;
   const bool blackwell = gpu.usable && gpu.cc_major == 10;
 
   section("The bytes (N = 1: each weight byte feeds exactly one multiply-add)");
