@@ -29,7 +29,7 @@ import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import plotting  # noqa: E402  (docs/plotting.py: the pinned matplotlib, deterministic SVG, the stage colours)
-from plotting import STAGE_STYLE  # noqa: E402
+import stages as stage_facts  # noqa: E402  (tools/stages.py, on the path through docs/plotting.py)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 JSON_OUT = ROOT / "docs" / "data" / "b200_model.json"
@@ -91,9 +91,18 @@ SF_VEC, SF_ROW_BLOCK, SF_COL_BLOCK = 16, 128, 4  # one E4M3 scale per 16 k; bloc
 SHAPES = [(128, 7168, 16384), (128, 4096, 7168), (128, 7168, 2048),
           (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)]
 STAGES = ("05a", "05", "06", "08")  # stage 07 has the bounds of stage 06 (see STAGE07_NOTE)
-# 05a is stage 05's first step (one CTA, cta_group::1), benchmarked as the variant "05_tcgen05_1cta".
-STAGE_NAMES = {"05a": "05_tcgen05_1cta", "05": "05_tcgen05_2cta", "06": "06_persistent_ws, 07_epilogue_tma",
-               "08": "08_split_k"}
+SAME_BOUND = {"07": "06"}
+# The keys are the steps' keys of tools/stages.py: 05a is stage 05's first step (one CTA, cta_group::1),
+# benchmarked as the variant "05_tcgen05_1cta". Their names are the steps' kStage ids.
+
+
+def step_name(key):
+    st = next((st for s in stage_facts.read() for st in s.steps if st.key == key), None)
+    return st.id if st and st.id else key
+
+
+STAGE_NAMES = {k: ", ".join([step_name(k)] + [step_name(o) for o, same in SAME_BOUND.items() if same == k])
+               for k in STAGES}
 STAGE07_NOTE = ("Stage 07 has the bounds of stage 06: its TMA-store epilogue changes how C leaves the SM, not the "
                 "bytes that cross DRAM nor the MMAs; both hide the epilogue behind the next tile's MMAs.")
 TITLE = "B200 MODEL (predicted lower bounds from published peak figures; not measured)"
@@ -262,7 +271,8 @@ def model(m, n, k, bw=HBM_BYTES_PER_S):
         st["sms_busy"] = f / (SMS * PER_SM_FLOPS * st["t_tensor"])
         st["bound_over_sol"] = st["bound"] / light["t"]
         st["tflops"] = f / st["bound"] / 1e12
-    stages["07"] = dict(stages["06"], same_as="06")
+    for key, same in SAME_BOUND.items():
+        stages[key] = dict(stages[same], same_as=same)
     return dict(M=m, N=n, K=k, L=1, flops=f, min_bytes=min_bytes(m, n, k), sol=dict(light, tflops=f / light["t"] / 1e12),
                 stages=stages)
 
@@ -382,7 +392,7 @@ def plot(plt, results, path):
     """The predicted TFLOP/s of every modelled step per shape, in each stage's colour (docs/plotting.py)."""
     fig, ax = plt.subplots(figsize=(10, 6.2), layout="constrained")
     x = list(range(len(results)))
-    style = {key: dict(STAGE_STYLE[key], ms=7) for key in STAGES}
+    style = {key: dict(plotting.stage_style(key)[0], ms=7) for key in STAGES}
     series = [(STAGE_NAMES["05a"] + " (stage 05, step 1: one CTA, 128x128)", "05a", "bound", style["05a"], -0.24),
               (STAGE_NAMES["05"] + " (stage 05, step 2: the pair, 256x256)", "05", "bound", style["05"], -0.12),
               (STAGE_NAMES["06"] + " (same bound)", "06", "bound", style["06"], 0.0),

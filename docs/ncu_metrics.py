@@ -24,20 +24,15 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-# Stage folder -> (program, kernel name to profile).
-KERNELS = {
-    "01_tiled_smem": ("stage01", "tiled_gemm"),
-    "02_swizzle": ("stage02", "swizzled_gemm"),
-    "03_nvfp4_quant": ("stage03", "nvfp4_cuda_core_gemm"),
-    "04_tma_mbarrier": ("stage04", "nvfp4_tma_gemm"),
-    # Stages 06 and 07 on Hopper run emulated tcgen05: their timings and pipe figures describe the
-    # emulator, but shared-memory stores are the kernel's own (the emulator keeps its state in global
-    # memory), so 07 - 06 is the epilogue's staging.
-    "06_persistent_ws": ("stage06", "nvfp4_tcgen05_gemm"),
-    "07_epilogue_tma": ("stage07", "nvfp4_tcgen05_gemm"),
-    "08_split_k": ("stage08", "nvfp4_tcgen05_gemm"),
-}
-TCGEN05_STAGES = {"05_tcgen05_2cta", "06_persistent_ws", "07_epilogue_tma", "08_split_k"}
+sys.path.insert(0, str(ROOT / "tools"))
+import stages  # noqa: E402  (tools/stages.py: the stages of CMakeLists.txt and their kernel files)
+
+# Stage folder -> (program, kernel name to profile): the stage's program and the first __global__ function of
+# its last step's kernel file. The tcgen05 stages on Hopper run emulated tcgen05: their timings and pipe figures
+# describe the emulator, but shared-memory stores are the kernel's own (the emulator keeps its state in global
+# memory), so 07 - 06 is the epilogue's staging.
+KERNELS = {s.folder: (f"stage{s.number}", s.last_step.kernel) for s in stages.read() if s.last_step.kernel}
+TCGEN05_STAGES = {s.folder for s in stages.tcgen05_stages()}
 METRICS = [
     "gpu__time_duration.sum",
     "launch__registers_per_thread",

@@ -36,8 +36,11 @@ predecessor (docs/data/b200_model.json, docs/b200_model.py) and the stage's test
 (docs/data/tests/<stage>.json, docs/test_results.py).
 
 The plots are data-driven: every docs/data/*.json with benchmarks is a stage; a stage folder without one is
-reported. A new stage needs a line in STAGE_STYLE (docs/plotting.py) and in LESSONS (docs/plotlib/data.py). The
-work is done by the package docs/plotlib/, one module per job (its __init__.py lists them).
+reported. Which panels a run gets follows its kind (its JSON context "kind": "fp32_gemm" and "nvfp4_gemm" are
+drawn in TFLOP/s, "nvfp4_gemv" in GB/s against the streaming read; tools/stages.py says how a missing kind is
+inferred). The stages' order, bases, steps, one-line ideas and styles come from tools/stages.py (CMakeLists.txt and
+each step's kStage), so a new stage needs no edit here. The work is done by the package docs/plotlib/, one module
+per job (its __init__.py lists them).
 """
 import pathlib
 import sys

@@ -10,8 +10,11 @@ import hashlib
 import io
 import pathlib
 import re
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import stages  # noqa: E402  (tools/stages.py: the stage facts, from CMakeLists.txt and each step's kStage)
 REQUIREMENTS = ROOT / "docs" / "requirements.txt"
 INSTALL_HINT = ("python3 -m venv .venv && .venv/bin/pip install -r docs/requirements.txt, then run the script with "
                 ".venv/bin/python")
@@ -101,23 +104,10 @@ def recorded_digest(svg_path):
 
 # --- One style per series, in every plot -------------------------------------------------------------------------
 # A stage is drawn in its own colour and marker wherever it appears: as the stage in its own plot, as the
-# predecessor in the next stage's plot, in the overview, and in the B200 model. Its role shows in the line:
-# solid for the stage, dashed for a predecessor, dash-dotted for a variant (another configuration of its kernel).
-# A new stage needs one line here (a stage without one gets a grey and says so).
-STAGE_STYLE = {
-    "00": dict(color="#8c564b", marker="o"),
-    "01": dict(color="#e377c2", marker="s"),
-    "02": dict(color="#17becf", marker="D"),
-    "03": dict(color="#bcbd22", marker="v"),
-    "04": dict(color="#9467bd", marker="P"),
-    "05": dict(color="#1f77b4", marker="o"),
-    "05a": dict(color="#6baed6", marker="h"),  # stage 05, step 1 (one CTA): "05_tcgen05_1cta"
-    "06": dict(color="#ff7f0e", marker="s"),
-    "07": dict(color="#2ca02c", marker="D"),
-    "08": dict(color="#d62728", marker="^"),
-    "09": dict(color="#7f7f7f", marker="X"),
-}
-UNKNOWN_STAGE = dict(color="#555555", marker="*")
+# predecessor in the next stage's plot, in the overview, and in the B200 model. The colour and marker come from
+# tools/stages.py (the step's position in teaching order, in a fixed palette), so a new stage needs nothing here;
+# a series of no stage of CMakeLists.txt is drawn in grey. Its role shows in the line: solid for the stage,
+# dashed for a predecessor, dash-dotted for a variant (another configuration of its kernel).
 ROLE_LINE = {"stage": dict(ls="-", lw=2.2), "variant": dict(ls="-.", lw=1.6, mfc="white"),
              "predecessor": dict(ls="--", lw=1.6), "peer": dict(ls=":", lw=1.8)}
 # Library peers: black and greys, each its own marker, never a stage's colour.
@@ -137,23 +127,18 @@ EMULATED_COLOR = "darkred"
 
 def stage_key(name):
     """'05a_tcgen05_step' -> '05a'; None for a name that is not a stage's."""
-    m = re.match(r"(\d\d[a-z]?)_", str(name))
-    return m.group(1) if m else None
+    return stages.number_key(name)
 
 
 def series_key(name):
-    """The STAGE_STYLE (and B200 model) key of a series: its stage's, but "05a" for stage 05's first step, which
-    is benchmarked as the variant "05_tcgen05_1cta" of stage 05."""
-    return "05a" if str(name).startswith("05_tcgen05_1cta") else stage_key(name)
+    """The key of a series (and of the B200 model): its stage's number, but "05a" for stage 05's first step,
+    which is benchmarked as the variant "05_tcgen05_1cta" of stage 05 (tools/stages.py: Step.key)."""
+    return stages.key(name)
 
 
 def stage_style(name):
-    key = series_key(name)
-    if key in STAGE_STYLE:
-        return dict(STAGE_STYLE[key]), True
-    if key and key[:2] in STAGE_STYLE:
-        return dict(STAGE_STYLE[key[:2]]), True
-    return dict(UNKNOWN_STAGE), False
+    """(dict(color, marker), whether the name is a stage's) of a series (tools/stages.py: style)."""
+    return stages.style(name)
 
 
 def series_style(impl, role):

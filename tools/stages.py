@@ -313,8 +313,8 @@ def find_step(name, stages=None):
 
 
 def number_key(name):
-    """'05a_tcgen05_step' -> '05a'; None for a name that does not start like a stage's."""
-    m = re.match(r"(\d\d[a-z]?)_", str(name))
+    """'05a_tcgen05_step' -> '05a' (and '05a' -> '05a'); None for a name that does not start like a stage's."""
+    m = re.match(r"(\d\d[a-z]?)(?:_|$)", str(name))
     return m.group(1) if m else None
 
 

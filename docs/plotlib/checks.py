@@ -7,9 +7,11 @@ import re
 import subprocess
 import sys
 import tempfile
+
 import plotting
-from .data import DataError, EMULATED, EMULATED_TEXT, REQUIRED_CONTEXT, ROOT, gemv_ceiling, is_gemv, load_runs, rel
-from .panels import CEILING_LABEL
+import stages
+from .data import DataError, EMULATED, EMULATED_TEXT, REQUIRED_CONTEXT, ROOT, gemv_ceiling, measure, load_runs, rel
+from .panels import CEILING_LABEL, PANELS
 from .figures import overview_groups, plot_beside, plot_overview, plot_sources, plot_stage, render_all
 from .readme import gemv_table, generated_texts, gpu_sentences, table
 
@@ -55,7 +57,7 @@ def gemv_self_test(plt, folder):
     failures = []
     ctx = {k: "synthetic" for k in REQUIRED_CONTEXT}
     ctx.update(stage="96_synthetic_gemv", stage_idea="synthetic GEMV of docs/plot.py --check", tcgen05="not used",
-               date="2000-01-01T00:00:00", kind="gemv")
+               date="2000-01-01T00:00:00", kind="nvfp4_gemv")
     benchmarks = []
     for m, k, l in ((1024, 4096, 1), (2048, 2048, 4)):
         nbytes = l * (m * k // 2 + m * k // 16)
@@ -91,8 +93,30 @@ def gemv_self_test(plt, folder):
                 failures.append(f"gemv plot: no legend entry {want!r}: {labels}")
         if not any(abs(v - 0.9) < 1e-9 for v in audit[0]["values"]):
             failures.append("gemv plot: the stage's fraction of the ceiling (0.9) is not drawn")
-        if plot_overview(plt, [run]) and any(is_gemv(r) for g in overview_groups([run]).values() for r in g):
+        if plot_overview(plt, [run]) and any(measure(r) == "gemv" for g in overview_groups([run]).values() for r in g):
             failures.append("overview: a GEMV run is drawn among the GEMMs")
+    return failures
+
+
+def kind_self_test(runs):
+    """The panels follow the run's kind: a recorded kind wins, the first GEMV's spelling "gemv" is a GEMV, a run
+    without one takes its stage's (tools/stages.py), and a kind no script knows yet is measured by its name."""
+    failures = []
+    base = dict(runs[0], kind=None)
+    for ctx_kind, stage, want in (("nvfp4_gemv", "99_synthetic", "gemv"), ("gemv", "99_synthetic", "gemv"),
+                                  ("fp32_gemm", "99_synthetic", "gemm"), ("group_gemm", "99_synthetic", "gemm"),
+                                  ("int4_gemv", "99_synthetic", "gemv"),
+                                  (None, "99_synthetic", "gemm")):
+        ctx = {k: v for k, v in dict(base["ctx"], stage=stage, kind=ctx_kind).items() if v is not None}
+        got = measure(dict(base, ctx=ctx, kind=stages.kind_of_run(ctx)))
+        if got != want:
+            failures.append(f"kind {ctx_kind!r}: measured like a {got}, not a {want}")
+        if got not in PANELS:
+            failures.append(f"kind {ctx_kind!r}: no panels for {got!r}")
+    for s in stages.read():
+        ctx = {"stage": s.folder}
+        if stages.kind_of_run(ctx) != s.kind:
+            failures.append(f"{s.folder}: a run without a kind is not given its stage's ({s.kind})")
     return failures
 
 
@@ -155,6 +179,7 @@ def self_test(plt):
         if len(variant_rows) != 3 or not all(ratio.match(c[5]) and ratio.match(c[6]) for c in variant_rows):
             failures.append(f"table: the variant's rows are missing or lack ratios: {variant_rows}")
         failures += gemv_self_test(plt, pathlib.Path(tmp) / "gemv")
+        failures += kind_self_test(runs)
         sentence = gpu_sentences(runs)
         if "Stage 98 ran on a **synthetic** with `tcgen05` emulated" not in sentence or \
                 "Stage 99 was measured on a **synthetic**." not in sentence:
@@ -168,6 +193,9 @@ OTHER_CHECKS = ["b200_model.py", "timeline.py", "tile_order.py", "pipeline_diagr
 def check(plt, why, runs, model, bank_maps, others=True):
     failures, notes = [], []
     failures += self_test(plt)
+    readme = ROOT / "README.md"
+    if stages.README_BEGIN not in readme.read_text():
+        failures.append(f"README.md lacks the stage table's markers {stages.README_BEGIN} / {stages.README_END}")
     for path, new in generated_texts(runs, model).items():
         if path.read_text() != new:
             failures.append(f"{rel(path)}: a generated section is stale: run python3 docs/plot.py")

@@ -3,6 +3,7 @@
 import argparse
 import json
 import pathlib
+
 import plotting
 from plotting import stage_style
 from .data import DATA, DataError, ROOT, TESTS, load_model, load_runs, missing_data, rel
@@ -78,7 +79,7 @@ def main(usage=None):
         if run["emulated"] and not run.get("tests"):
             print(f"note: no test results for {run['stage']} (docs/data/{TESTS}/{run['stage']}.json, docs/test_results.py)")
         if not stage_style(run["stage"])[1]:
-            print(f"note: {run['stage']} has no style in STAGE_STYLE (docs/plotting.py): drawn in grey")
+            print(f"note: {run['stage']} is no stage of CMakeLists.txt (tools/stages.py): drawn in grey")
 
     if args.results:
         return results_mode(plt, why, runs, model, args.results, args.out)

@@ -4,7 +4,9 @@ package reads runs with (shapes, roles, the run's kind).
 """
 import json
 import pathlib
+
 import plotting
+import stages
 from plotting import series_key, stage_key
 
 ROOT = plotting.ROOT
@@ -30,27 +32,6 @@ BANDWIDTH_ROLES = ("quantizer", "copy", "stream")
 SUMMARY_SHAPES = ((4096, 4096, 4096, 1), (128, 7168, 16384, 1))
 # A GEMV's (stage 09): the three problems of the GPU MODE NVFP4 GEMV competition (M x 1 x K x L).
 GEMV_SUMMARY_SHAPES = ((7168, 1, 16384, 1), (4096, 1, 7168, 8), (7168, 1, 2048, 4))
-# What each stage adds and teaches, for the summary table of docs/README.md (one line per stage).
-LESSONS = {
-    "00": ("one thread per output", "coalescing with K-major operands"),
-    "01": ("shared-memory and register tiles, a register prefetch", "reuse and arithmetic intensity"),
-    "02": ("128-byte XOR swizzle, 16-byte accesses", "bank conflicts, measured and removed"),
-    "03": ("NVFP4: quantizer, packed E2M1 + blocked E4M3 scales, CUDA-core decode", "the format, bit for bit"),
-    "04": ("TMA tensor maps, a full/empty mbarrier ring",
-           "asynchronous copies; why a compute-bound kernel does not care"),
-    # Stage 05 comes in two steps; the B200 model has each (05a: the first), so its table gives each a row.
-    "05": ("`tcgen05` block-scaled MMA, Tensor Memory, then 2-CTA pairs (`cta_group::2`, 256 x 256 tiles)",
-           "descriptors, TMEM budgets, commits"),
-    "05a": ("`tcgen05` block-scaled MMA, Tensor Memory, one CTA (`cta_group::1`, 128 x 128 tiles)",
-            "descriptors, TMEM budgets, commits"),
-    "06": ("persistent pairs, static schedule, warp roles, two accumulators", "keeping every part of the SM busy"),
-    "07": ("TMEM -> registers -> swizzled smem -> TMA store", "an epilogue that leaves the SM asynchronously"),
-    "08": ("split-K for small M, deterministic reduction, per-stream workspace", "filling the SMs when tiles are few"),
-    "09": ("NVFP4 GEMV (N = 1) at DRAM speed on the CUDA cores, branches from 04",
-           "a memory-bound kernel: bytes, not FLOPs"),
-}
-
-
 class DataError(Exception):
     pass
 
@@ -106,7 +87,7 @@ def load(path):
                             tflops=float(b["TFLOP/s"]), gbps=float(b["GB/s"]),
                             ms=float(b["real_time"]) * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]))
     return dict(path=pathlib.Path(path), stage=ctx["stage"], ctx=ctx, results=results, extras=extras,
-                emulated=str(ctx["tcgen05"]).startswith("EMULATED"))
+                emulated=str(ctx["tcgen05"]).startswith("EMULATED"), kind=stages.kind_of_run(ctx))
 
 
 def performance(results):
@@ -156,8 +137,8 @@ def load_tests(data_dir, stage):
 
 
 def load_runs(data_dir):
-    """Every benchmark run in a folder, sorted by stage, each with its tests record and the files it is drawn
-    from."""
+    """Every benchmark run in a folder, in teaching order (tools/stages.py), each with its tests record and the
+    files it is drawn from."""
     data_dir = pathlib.Path(data_dir)
     runs = []
     for p in sorted(data_dir.glob("*.json")):
@@ -169,7 +150,8 @@ def load_runs(data_dir):
             run = load(p)
             run["tests"] = load_tests(data_dir, run["stage"])
             runs.append(run)
-    return sorted(runs, key=lambda r: r["stage"])
+    order = {s.folder: i for i, s in enumerate(stages.read())}  # teaching order (CMakeLists.txt), then the rest
+    return sorted(runs, key=lambda r: (order.get(r["stage"], len(order)), r["stage"]))
 
 
 def missing_data(runs, data_dir=DATA):
@@ -237,11 +219,18 @@ def modelled_variants(model, run):
             and series_key(n) in model["doc"]["shapes"][0]["stages"]]
 
 
-# --- Stage 09: a GEMV, measured in GB/s against the streaming-read ceiling of the same run ---------------------
+# --- What a run measures: its kind ----------------------------------------------------------------------------
+# A run's kind is its JSON context's "kind" ("fp32_gemm", "nvfp4_gemm", "nvfp4_gemv", and kinds to come), or,
+# for results written before the key existed, the fallback of tools/stages.py (kind_of_run). A kind is measured
+# like a GEMM (TFLOP/s against the predecessor and the peer, the overview, the summary tables) or like a GEMV
+# (GB/s against the streaming read of the same run, its ceiling): stages.measured_like(kind).
 
-def is_gemv(run):
-    """A GEMV run (context "kind": "gemv", stage 09): its unit is GB/s, its ceiling the streaming-read rows."""
-    return run["ctx"].get("kind") == "gemv"
+def measure(run):
+    """"gemm" or "gemv": how a run's kind is measured, and so which panels and tables it gets."""
+    return stages.measured_like(run.get("kind") or stages.kind_of_run(run["ctx"]))
+
+
+# --- A GEMV, measured in GB/s against the streaming-read ceiling of the same run -------------------------------
 
 
 def gemv_ceiling(run):

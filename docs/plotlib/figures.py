@@ -2,10 +2,11 @@
 bank maps; each returned as deterministic SVG bytes (docs/plotting.py).
 """
 import textwrap
+
 import plotting
 from plotting import series_style
-from .data import OWN_ROLES, PLOTS, TESTS, is_gemv, is_square, performance, shape_key, sources, stamp
-from .panels import log_limits, panels_of
+from .data import OWN_ROLES, PLOTS, TESTS, measure, is_square, performance, shape_key, sources, stamp
+from .panels import PANELS_PER_ROW, log_limits, panels_of
 
 def figure_legend(fig, axes, ncol=3):
     """One legend for the figure, under its panels, never over data: a series has one style everywhere."""
@@ -43,7 +44,7 @@ def plot_stage(plt, run, model, audit=None):
     """A stage's figure as SVG bytes: panels two to a row (an odd last one spans the row; a GEMV's, one to a row:
     they have ten shapes each), one legend below."""
     panels = panels_of(run, model)
-    per_row = 1 if is_gemv(run) else 2
+    per_row = PANELS_PER_ROW[measure(run)]
     rows = (len(panels) + per_row - 1) // per_row
     fig = plt.figure(figsize=(11, 0.9 + 3.9 * rows), layout="constrained")
     grid = fig.add_gridspec(rows, 2)
@@ -74,7 +75,7 @@ def plot_beside(plt, docs_run, your_run, model, audit=None):
         per_col.append(p)
         kinds += [k for k in p if k not in kinds]
     # A GEMV's panels have ten shapes each: too many for half a row, so the two runs go one above the other.
-    stacked = is_gemv(your_run) or bool(docs_run and is_gemv(docs_run))
+    stacked = PANELS_PER_ROW[measure(your_run)] == 1 or bool(docs_run and PANELS_PER_ROW[measure(docs_run)] == 1)
     rows = 2 * len(kinds) if stacked else len(kinds)
     fig = plt.figure(figsize=(11, 1.0 + 3.6 * rows), layout="constrained")
     grid = fig.add_gridspec(rows, 1 if stacked else 2)
@@ -112,7 +113,7 @@ def overview_groups(runs):
     GEMV runs (GB/s at N = 1, no square problems: their own plot)."""
     groups = {}
     for run in runs:
-        if not run["emulated"] and not is_gemv(run):
+        if not run["emulated"] and measure(run) != "gemv":
             groups.setdefault((run.get("source", "docs/data"), run["ctx"]["gpu"]), []).append(run)
     return groups
 
@@ -159,7 +160,7 @@ def plot_overview(plt, runs, audit=None):
         gpus = sorted({r["ctx"]["gpu"] for r in runs if r["emulated"]})
         note = (f"Not drawn: {', '.join(emulated)} (tcgen05 emulated on {', '.join(gpus)}, so no performance; "
                 "their B200 model is in b200_model.svg)")
-    gemvs = [r["stage"] for r in runs if is_gemv(r) and not r["emulated"]]
+    gemvs = [r["stage"] for r in runs if measure(r) == "gemv" and not r["emulated"]]
     if gemvs:
         note += ("; " if note else "Not drawn: ") + f"{', '.join(gemvs)} (a GEMV, N = 1: GB/s in its own plot)"
     envs = {}

@@ -3,7 +3,8 @@ run gets is decided by its kind (panels_of).
 """
 import plotting
 from plotting import series_style, stage_key, stage_style
-from .data import OWN_ROLES, TESTS, gemv_ceiling, gemv_keys, impls_of, is_gemv, is_square, model_same_as, model_series, modelled_variants, performance, predecessor_of, series_label, shape_key, shape_text
+from .data import (OWN_ROLES, TESTS, gemv_ceiling, gemv_keys, impls_of, measure, is_square, model_same_as, model_series,
+    modelled_variants, performance, predecessor_of, series_label, shape_key, shape_text)
 
 # --- Panels: each draws one axis and returns nothing; every panel has a title ---------------------------------
 
@@ -302,14 +303,18 @@ def panel_gemv_variants(ax, run):
     ax.set_title("Every configuration of the stage as a fraction of the ceiling (each variant changes one choice)")
 
 
-def panels_of(run, model):
-    """The panels of a run's plot, as (kind, draw(ax)) pairs, in reading order."""
+def gemv_panels(run, model):
+    """A GEMV's panels: GB/s, the fraction of the streaming-read ceiling, and every configuration of the stage."""
+    return [("gemv_bandwidth", lambda ax: panel_gemv_bandwidth(ax, run)),
+            ("gemv_fraction", lambda ax: panel_gemv_fraction(ax, run)),
+            ("gemv_variants", lambda ax: panel_gemv_variants(ax, run))]
+
+
+def gemm_panels(run, model):
+    """A GEMM's panels: TFLOP/s on squares and other shapes, the ratio to the predecessor, and the bandwidth of
+    non-GEMM rows; for a run whose tcgen05 ran EMULATED, the B200 MODEL and the test results instead."""
     results = performance(run["results"])
     stage = run["stage"]
-    if is_gemv(run):
-        return [("gemv_bandwidth", lambda ax: panel_gemv_bandwidth(ax, run)),
-                ("gemv_fraction", lambda ax: panel_gemv_fraction(ax, run)),
-                ("gemv_variants", lambda ax: panel_gemv_variants(ax, run))]
     if run["emulated"]:
         out = []
         pred = predecessor_of(run)
@@ -331,3 +336,14 @@ def panels_of(run, model):
     if run.get("extras"):
         out.append(("bandwidth", lambda ax: panel_bandwidth(ax, run["extras"])))
     return out
+
+
+# The panels of each way a kind is measured (data.measure: tools/stages.py's measured_like of the run's "kind"),
+# and how many of them share a row (a GEMV's have ten shapes each: one to a row).
+PANELS = {"gemm": gemm_panels, "gemv": gemv_panels}
+PANELS_PER_ROW = {"gemm": 2, "gemv": 1}
+
+
+def panels_of(run, model):
+    """The panels of a run's plot, as (name, draw(ax)) pairs, in reading order, chosen by the run's kind."""
+    return PANELS[measure(run)](run, model)

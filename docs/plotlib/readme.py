@@ -3,8 +3,12 @@ the Nsight Compute tables and README.md's stage table, each between its markers.
 """
 import json
 import re
+
+import stages
 from plotting import series_key, stage_key
-from .data import BEGIN, DATA, EMULATED, EMULATED_TEXT, END, GEMV_SUMMARY_SHAPES, LESSONS, OWN_ROLES, ROOT, SUMMARY_SHAPES, find, gemv_ceiling, gemv_keys, is_gemv, is_square, model_same_as, modelled_variants, shape_key, shape_text, stamp
+from .data import (BEGIN, DATA, EMULATED, EMULATED_TEXT, END, GEMV_SUMMARY_SHAPES, OWN_ROLES, ROOT, SUMMARY_SHAPES, find,
+    gemv_ceiling, gemv_keys, measure, is_square, model_same_as, modelled_variants, shape_key, shape_text,
+    stamp)
 
 def gemv_table(run, variants=True):
     """A GEMV run's results: per shape the ceiling, then each row's time, GB/s, fraction of the ceiling and
@@ -66,7 +70,7 @@ def table(runs):
             "|---|---|---|---|---|---|---|"]
     lines = []
     for run in runs:
-        if is_gemv(run):
+        if measure(run) == "gemv":
             lines.append("\n" + gemv_table(run, variants=len(runs) == 1))
             continue
         note = " (tcgen05 EMULATED: not performance)" if run["emulated"] else ""
@@ -173,14 +177,17 @@ def gpu_sentences(runs):
         else:
             groups.append((key, [run["stage"]]))
     out = []
-    for (gpu, emulated), stages in groups:
-        span = stage_span(stages)
-        word = "Stage" if len(stages) == 1 else "Stages"
+    tcgen05 = {s.folder for s in stages.tcgen05_stages()}
+    for (gpu, emulated), names in groups:
+        span = stage_span(names)
+        word = "Stage" if len(names) == 1 else "Stages"
+        if len(names) > 1 and set(names) == tcgen05:
+            word, span = "The `tcgen05` stages", f"({span})"
         if emulated:
             out.append(f"{word} {span} ran on {article(gpu)} **{gpu}** with `tcgen05` emulated: those runs are "
                        "correctness results, and their times mean nothing.")
         else:
-            out.append(f"{word} {span} {'was' if len(stages) == 1 else 'were'} measured on {article(gpu)} **{gpu}**.")
+            out.append(f"{word} {span} {'was' if len(names) == 1 else 'were'} measured on {article(gpu)} **{gpu}**.")
     return " ".join(out)
 
 
@@ -190,14 +197,16 @@ def gpus_section(runs):
 
 def layers_section(runs, model):
     """The two tables of docs/README.md's "What each layer adds": measured stages at SUMMARY_SHAPES, and the
-    tcgen05 stages by their test results and the B200 model."""
-    def lesson(stage, i):
-        return LESSONS.get(stage_key(stage), ("-", "-"))[i]
+    tcgen05 stages by their test results and the B200 model. What a stage adds is its kStage idea
+    (tools/stages.py), or the idea its run recorded where the stage is not in CMakeLists.txt."""
+    def idea(name, run=None):
+        step = stages.find_step(name)
+        return (step.idea if step and step.idea else None) or (run or {}).get("ctx", {}).get("stage_idea") or "-"
     def link(stage):
         return f"[{stage}](../{stage}/README.md)" if (ROOT / stage).is_dir() else stage
-    measured = [r for r in runs if not r["emulated"] and not is_gemv(r)]
+    measured = [r for r in runs if not r["emulated"] and measure(r) != "gemv"]
     emulated = [r for r in runs if r["emulated"]]
-    gemvs = [r for r in runs if is_gemv(r) and not r["emulated"]]
+    gemvs = [r for r in runs if measure(r) == "gemv" and not r["emulated"]]
     lines = []
     gpus = sorted({r["ctx"]["gpu"] for r in measured})
     if measured:
@@ -205,7 +214,7 @@ def layers_section(runs, model):
         heads = [f"{gpu}, {shape_text(k)}" if not is_square(k) else f"{gpu}, {k[0]}^3" for k in SUMMARY_SHAPES]
         lines += [f"Measured: TFLOP/s on the {gpu} at {' and '.join(shape_text(k) for k in SUMMARY_SHAPES)} "
                   "([the tables below](#results)); in brackets, against the stage before.", "",
-                  f"| stage | adds | {heads[0]} | {heads[1]} | what it teaches |", "| --- | --- | --- | --- | --- |"]
+                  f"| stage | adds | {heads[0]} | {heads[1]} |", "| --- | --- | --- | --- |"]
         for i, run in enumerate(measured):
             cells = []
             for key in SUMMARY_SHAPES:
@@ -217,8 +226,7 @@ def layers_section(runs, model):
                 if p and p["tflops"] > 0:
                     text += f" ({s['tflops'] / p['tflops']:.2g}x)"
                 cells.append(text)
-            lines.append(f"| {link(run['stage'])} | {lesson(run['stage'], 0)} | {cells[0]} | {cells[1]} | "
-                         f"{lesson(run['stage'], 1)} |")
+            lines.append(f"| {link(run['stage'])} | {idea(run['stage'], run)} | {cells[0]} | {cells[1]} |")
     if emulated:
         tested = sorted({r["tests"]["doc"]["gpu"] for r in emulated if r.get("tests")}) or \
             sorted({r["ctx"]["gpu"] for r in emulated})
@@ -233,11 +241,10 @@ def layers_section(runs, model):
             tests = f"{t['passed']} of {t['passed'] + t['failed'] + t['skipped']} pass" if t else "not recorded"
             # A stage whose first step the model has apart (05a) gets a row for that step first.
             # Its tests row stays on the stage: the record does not say which step a suite belongs to.
-            steps = [(series_key(v), f"{link(run['stage'])}, step 1: `{v}`", LESSONS.get(series_key(v), ("-",))[0],
-                      "not recorded apart")
+            steps = [(series_key(v), f"{link(run['stage'])}, step 1: `{v}`", idea(v), "not recorded apart")
                      for v in (modelled_variants(model, run) if model else [])]
             steps.append((stage_key(run["stage"]), link(run["stage"]) + (", step 2" if steps else ""),
-                          lesson(run["stage"], 0), tests))
+                          idea(run["stage"], run), tests))
             for key_, name, adds, tests in steps:
                 cells = []
                 same = model_same_as(model, run["stage"]) if key_ == stage_key(run["stage"]) else None
@@ -257,8 +264,8 @@ def layers_section(runs, model):
                   "weight, so DRAM bounds it and its measure is GB/s, against a streaming read of the same bytes in "
                   "the same run ([09's tables](../09_gemv/README.md)):", "",
                   "| stage | adds | " + " | ".join(f"{r['ctx']['gpu']}, {shape_text(k)}" for r in gemvs[:1]
-                                                    for k in GEMV_SUMMARY_SHAPES) + " | what it teaches |",
-                  "| --- | --- | " + "--- | " * len(GEMV_SUMMARY_SHAPES) + "--- |"]
+                                                    for k in GEMV_SUMMARY_SHAPES) + " |",
+                  "| --- | --- | " + "--- | " * (len(GEMV_SUMMARY_SHAPES) - 1) + "--- |"]
         for run in gemvs:
             ceiling = gemv_ceiling(run)
             cells = []
@@ -270,8 +277,7 @@ def layers_section(runs, model):
                     continue
                 cells.append(f"{s['gbps']:.0f} GB/s, {s['gbps'] / c['gbps']:.2f} of the stream"
                              + (f" ({s['gbps'] / p['gbps']:.0f}x {p['impl'][:2]})" if p and p["gbps"] > 0 else ""))
-            lines.append(f"| {link(run['stage'])} | {lesson(run['stage'], 0)} | " + " | ".join(cells)
-                         + f" | {lesson(run['stage'], 1)} |")
+            lines.append(f"| {link(run['stage'])} | {idea(run['stage'], run)} | " + " | ".join(cells) + " |")
             peers = [(p["impl"], p["gbps"] / ceiling[shape_text(k)]["gbps"]) for k in GEMV_SUMMARY_SHAPES
                      for p in [find(run, "peer", k)] if p and shape_text(k) in ceiling]
             if peers:
@@ -316,7 +322,7 @@ def generated_texts(runs, model):
     for run in runs:
         readme = ROOT / run["stage"] / "README.md"
         put(readme, table([run]))
-        if run["extras"] and not is_gemv(run):
+        if run["extras"] and measure(run) != "gemv":
             put(readme, bandwidth_table(run), BW_BEGIN, BW_END)
     # Each ncu file fills the <!-- ncu:<file stem> --> section of the READMEs of its stages.
     for ncu_path in sorted(DATA.glob("ncu_*.json")) + sorted(DATA.glob("bank_conflicts.json")):
@@ -329,4 +335,5 @@ def generated_texts(runs, model):
     put(docs_readme, gpus_section(runs), GPUS_BEGIN, GPUS_END)
     put(docs_readme, layers_section(runs, model), LAYERS_BEGIN, LAYERS_END)
     put(ROOT / "README.md", gpus_section(runs), GPUS_BEGIN, GPUS_END)
+    put(ROOT / "README.md", stages.readme_table(), stages.README_BEGIN, stages.README_END)
     return texts
