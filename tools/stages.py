@@ -214,7 +214,8 @@ def read_step(step, root):
     path = os.path.join(root, step.file)
     if not os.path.exists(path):
         return
-    text = open(path, encoding="utf-8", errors="replace").read()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
     declared = parse_kstage(text)
     if declared:
         step.id, step.idea = declared
@@ -247,7 +248,8 @@ def read(root=None):
 
 
 def _read(root):
-    text = open(os.path.join(root, "CMakeLists.txt"), encoding="utf-8").read()
+    with open(os.path.join(root, "CMakeLists.txt"), encoding="utf-8") as f:
+        text = f.read()
     stages, by_folder = [], {}
     position = 0
     for folder, min_sm, base, steps in parse_cmake(text):
