@@ -39,6 +39,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "common/cuda_check.h"
+#include "common/device_state.h"
 #include "common/emu/tcgen05_emu_state.h"
 #include "common/formats.h"
 #include "common/ptx/cluster.cuh"
@@ -48,8 +50,17 @@
 
 namespace gemm::emu {
 
-// This translation unit's copy of the emulator's state; tcgen05::prepare_launch() fills it.
+// This translation unit's copy of the emulator's state; bind_emulator() fills it.
 static __device__ State g_state;
+
+// Host: the process's emulator state into this source file's copy (nothing where tcgen05 is native).
+// Registered with the launch door, which runs it at the file's first launch (common/device_state.h).
+static inline void bind_emulator() {
+  if (const State* s = emulator_state()) CUDA_CHECK(cudaMemcpyToSymbol(g_state, s, sizeof(*s)));
+}
+namespace {
+const device_state::Registration kBindEmulator{&bind_emulator};
+}  // namespace
 
 using ptx::cluster_ctarank;
 using ptx::fence_acq_rel_cluster;

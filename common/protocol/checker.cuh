@@ -31,7 +31,8 @@ namespace gemm::protocol {
 // This translation unit's copy of the checker's state pointers; bind() fills it.
 static __device__ State g_protocol;
 
-// Host: bind the checker to this source file's kernels (no-op where it is not needed).
+// Host: bind the checker to this source file's kernels (no-op where it is not needed). The launch door
+// runs it before the file's first launch (registered by common/ptx/mbarrier.cuh).
 static inline void bind() {
   static bool bound = false;
   if (bound) return;

@@ -13,8 +13,8 @@
 // In debug builds (GEMM_BOUNDED_WAITS, set by the debug preset) every wait gives up after a timeout
 // and traps with a message naming the barrier, its index and the parity: a protocol bug is a clear
 // failure instead of a hang. The timeout is the process's deadline (common/deadline.h: 2 s, scaled
-// under the tcgen05 emulator and under compute-sanitizer, or GEMM_WAIT_TIMEOUT_S); a launcher binds it
-// to its source file's kernels with prepare_bounded_waits().
+// under the tcgen05 emulator and under compute-sanitizer, or GEMM_WAIT_TIMEOUT_S); the launch door
+// binds it to its source file's kernels (common/launch.cuh, common/device_state.h).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,6 +24,7 @@
 
 #include "common/cuda_check.h"
 #include "common/deadline.h"
+#include "common/device_state.h"
 #include "common/protocol/checker.cuh"
 
 #ifndef GEMM_BOUNDED_WAITS
@@ -33,20 +34,26 @@
 namespace gemm::ptx {
 
 // This source file's copy of the deadline of bounded waits (each CUDA source file has its own
-// device variables); prepare_bounded_waits() sets it from the host.
+// device variables); bind_wait_deadline() sets it from the host.
 static __device__ unsigned long long g_wait_timeout_ns = kDefaultWaitTimeoutNs;
 __device__ __forceinline__ unsigned long long wait_timeout_ns() { return g_wait_timeout_ns; }
 
-// Host: bind the process's deadline (common/deadline.h) to this source file's kernels. Cheap after
-// the first call; call it in every launcher whose kernels use bounded waits.
-static inline void prepare_bounded_waits() {
-  static bool bound = false;
-  if (bound) return;
+// Host: the process's deadline (common/deadline.h) into this source file's copy.
+static inline void bind_wait_deadline() {
   const unsigned long long t = bounded_wait_timeout_ns();
   CUDA_CHECK(cudaMemcpyToSymbol(g_wait_timeout_ns, &t, sizeof t));
-  protocol::bind();  // the protocol checker, where this source file is compiled with it
-  bound = true;
 }
+
+// Both binders run at this file's first launch through the door (gemm::bind_device_state()). The
+// protocol checker is registered here, with the mbarrier wrappers, and not by checker.cuh itself: its
+// model is the mbarrier protocol (every TMA and tcgen05 wrapper includes this header), and a file that
+// includes only the cluster barrier of common/ptx/cluster.cuh (stage 09: a DSMEM reduction over
+// clusters of up to 8 CTAs, more than the checker models, and no ptx::ProtocolScope) stays unbound, so
+// those hooks find no state and do nothing.
+namespace {
+const device_state::Registration kBindWaitDeadline{&bind_wait_deadline};
+const device_state::Registration kBindProtocolChecker{&protocol::bind};
+}  // namespace
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
 

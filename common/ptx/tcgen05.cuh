@@ -24,9 +24,9 @@
 // (docs/emulator.md). A plain mbarrier_wait on such a barrier leaves the work pending there, so the
 // next tcgen05.ld of its columns, or the dealloc, traps.
 //
-// Before launching a kernel that uses these wrappers, call gemm::tcgen05::prepare_launch() on the
-// host (in the same source file as the launch): on Hopper it binds the emulated Tensor Memory, and
-// everywhere it binds the deadline of bounded waits (common/deadline.h).
+// Launch a kernel that uses these wrappers through the launch door (gemm::launch_kernel,
+// common/launch.cuh): on Hopper it binds the emulated Tensor Memory, and everywhere the deadline of
+// bounded waits and the protocol checker, before the source file's first launch.
 #pragma once
 
 #include <cuda.h>
@@ -45,14 +45,9 @@
 
 namespace gemm::tcgen05 {
 
-// Host: bind the emulator to this source file's kernels (no-op where tcgen05 is native).
-static inline void prepare_launch() {
-  static bool bound = false;  // per source file: each has its own copy of the device-side state
-  if (bound) return;
-  ptx::prepare_bounded_waits();  // also binds the protocol checker
-  if (const emu::State* s = emu::emulator_state()) CUDA_CHECK(cudaMemcpyToSymbol(emu::g_state, s, sizeof(*s)));
-  bound = true;
-}
+// The former name of gemm::bind_device_state() (common/device_state.h), for launchers not yet written
+// with the launch door; it binds everything this source file registered.
+static inline void prepare_launch() { bind_device_state(); }
 
 }  // namespace gemm::tcgen05
 

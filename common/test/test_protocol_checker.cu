@@ -92,7 +92,7 @@ struct Outcome {
 };
 
 Outcome run_copy(CopyBug bug) {
-  ptx::prepare_bounded_waits();
+  bind_device_state();  // this file's deadline and checker (common/device_state.h)
   std::vector<uint8_t> host(kCopyBytes);
   uint64_t x = seed_for("protocol copy");
   for (auto& b : host) b = uint8_t((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 56);
@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(32) store_kernel(const __grid_constant__ CUten
 }
 
 Outcome run_store(StoreBug bug) {
-  ptx::prepare_bounded_waits();
+  bind_device_state();  // this file's deadline and checker (common/device_state.h)
   DeviceBuffer<__half> c(size_t(2 * kStoreRows) * kStoreCols);
   c.fill_bytes(0xFF);
   const CUtensorMap map = encode_tensor_map(plan_fp16_output(c.get(), 2 * kStoreRows, kStoreCols, 1, kStoreRows, kStoreCols));

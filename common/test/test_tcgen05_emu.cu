@@ -190,7 +190,7 @@ struct MmaRun {
 // M x n_total x K exact-tier problem, tiles of 128 * kCtaGroup x N, run through mma_tile_kernel.
 template <int kCtaGroup>
 MmaRun run_mma(int M, int n_total, int N, int K, Mutation mut, float* ms = nullptr) {
-  tcgen05::prepare_launch();
+  bind_device_state();  // this file's deadline, checker and emulator (common/device_state.h)
   const HostNvfp4Problem prob = make_nvfp4_problem(M, n_total, K, 1, Tier::kExact, seed_for("tcgen05_" + std::to_string(K)));
   DeviceBuffer<uint8_t> A(prob.a.data), SFA(prob.a.sf), B(prob.b.data), SFB(prob.b.sf);
   DeviceBuffer<float> out(size_t(M) * n_total);
@@ -360,7 +360,7 @@ __global__ void cp_ld_round_trip(const uint8_t* pattern, uint32_t* out) {
 
 TEST(GpuTcgen05CpLd, AtomLandsInAllFourQuadrants) {
   GEMM_REQUIRE_GPU();
-  tcgen05::prepare_launch();
+  bind_device_state();  // this file's deadline, checker and emulator (common/device_state.h)
   std::vector<uint8_t> pattern(512);
   for (int i = 0; i < 512; ++i) pattern[i] = uint8_t(i * 37 + 11);
   DeviceBuffer<uint8_t> d_pattern(pattern);
@@ -404,7 +404,7 @@ __global__ void tma_pair_kernel(const __grid_constant__ CUtensorMap map, uint8_t
 
 TEST(GpuTcgen05Tma, CtaGroup2LoadCompletesOnTheLeadersBarrier) {
   GEMM_REQUIRE_GPU();
-  tcgen05::prepare_launch();
+  bind_device_state();  // this file's deadline, checker and emulator (common/device_state.h)
   std::vector<uint8_t> src(256 * 128);
   for (size_t i = 0; i < src.size(); ++i) src[i] = uint8_t(i * 7 + i / 128);
   DeviceBuffer<uint8_t> d_src(src), out(2 * 128 * 128);
@@ -461,7 +461,7 @@ __global__ void misuse_kernel(int what) {
 }
 
 [[noreturn]] void run_misuse_and_exit(int what) {
-  tcgen05::prepare_launch();
+  bind_device_state();  // this file's deadline, checker and emulator (common/device_state.h)
   // These kernels break the protocol on purpose before their misuse (they read Tensor Memory nothing
   // wrote, for one); the checker would stop them there. What is tested here is the emulator's own trap.
   protocol::set_mode(protocol::kOff);

@@ -326,7 +326,7 @@ struct PipelineRun {
 // Builds the problem, launches the kernel, compares with the CPU reference (exact tier: bit for bit).
 template <int kCtaGroup>
 PipelineRun run_pipeline(Bug bug, int k_tiles, int tiles = 1) {
-  tcgen05::prepare_launch();
+  bind_device_state();  // this file's deadline, checker and emulator (common/device_state.h)
   const int M = 128 * kCtaGroup, K = k_tiles * kTileK;
   // One problem and its reference per shape: the repetitions of a broken case reuse them.
   struct Prepared {
