@@ -75,8 +75,9 @@ function(gemm_cuda_target_defaults target)
 endfunction()
 
 # The protocol checker (common/protocol/checker.cuh, docs/protocol_checker.md) for a target whose kernels
-# use the tcgen05 wrappers: on in the device passes where tcgen05 is emulated (level 1). The checked
-# build (GEMM_PROTOCOL_CHECKED) puts it in every pass of every target instead (level 2).
+# use the tcgen05 wrappers, or (the tests of) the mbarrier and TMA wrappers: on in the device passes
+# without tcgen05, the Hopper passes, where tcgen05 is emulated (level 1). The checked build
+# (GEMM_PROTOCOL_CHECKED) puts it in every pass of every target instead (level 2).
 function(gemm_protocol_checked target)
   if(NOT GEMM_PROTOCOL_CHECKED)
     target_compile_definitions(${target} PRIVATE GEMM_PROTOCOL_CHECK=1)
@@ -192,8 +193,10 @@ function(add_gemm_stage folder)
 
   set(stage_defs GEMM_STAGE_ID="${folder}" GEMM_PREDECESSOR_ID="${predecessor}")
   # A stage whose kernels use the tcgen05 wrappers runs under the emulator on Hopper, and under the
-  # protocol checker there.
+  # protocol checker there. One whose kernels use the mbarrier or TMA wrappers without tcgen05 (stage
+  # 04) runs natively on Hopper: its tests run under the checker there too.
   file(STRINGS "${src}/kernel.cuh" uses_tcgen05 REGEX "common/ptx/tcgen05.cuh")
+  file(STRINGS "${src}/kernel.cuh" uses_mbarriers REGEX "common/ptx/(mbarrier|tma).cuh")
 
   add_executable(${stage} "${src}/main.cu")
   target_link_libraries(${stage} PRIVATE gemm_common ${needs})
@@ -229,6 +232,12 @@ function(add_gemm_stage folder)
     foreach(t ${stage}_kernel ${stage} test_${stage} bench_${stage})
       gemm_protocol_checked(${t})
     endforeach()
+  elseif(uses_mbarriers)
+    # The tests only: on Hopper this stage's program and benchmark times are performance (the tcgen05
+    # stages' are the emulator's, which the checker may slow), and its registration unit is what the
+    # next stage's benchmark times it through. The sm_100a code of the tests stays unchecked, as the
+    # tcgen05 stages' does (level 1, common/ptx/arch.cuh): a B200 runs the checked build for that.
+    gemm_protocol_checked(test_${stage})
   endif()
 
   add_custom_target(run_bench_${stage}

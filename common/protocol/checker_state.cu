@@ -35,7 +35,9 @@ const State* checker_state() {
 
 const State* checker_state_for(int level) {
   if (level <= 0) return nullptr;
-  if (level == 1 && gpu_info().tcgen05_native()) return nullptr;  // level 1 checks emulated tcgen05 only
+  // Level 1 compiles the checker only into device passes without tcgen05 (common/ptx/arch.cuh): a GPU
+  // with native tcgen05 runs code that has none.
+  if (level == 1 && gpu_info().tcgen05_native()) return nullptr;
   return checker_state();
 }
 

@@ -172,7 +172,7 @@ struct State {
 const State* checker_state();
 
 // What a translation unit compiled with GEMM_PROTOCOL_CHECK = level binds: the state where that level
-// checks this GPU (level 1: only where tcgen05 is emulated), else nullptr.
+// checks this GPU (level 1: only on a GPU without native tcgen05, such as Hopper), else nullptr.
 const State* checker_state_for(int level);
 
 // Trap (default) or report mode for the kernels launched from now on.

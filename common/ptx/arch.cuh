@@ -11,8 +11,10 @@
 
 // The protocol checker (common/protocol/checker.cuh), chosen per target by CMake:
 //   0  off (the default)
-//   1  on in device passes without tcgen05, where the emulator runs tcgen05 (stages whose kernels use
-//      common/ptx/tcgen05.cuh, and the tests of common/); native Blackwell code is untouched
+//   1  on in device passes without tcgen05 (Hopper), where the emulator runs tcgen05: stages whose
+//      kernels use common/ptx/tcgen05.cuh, the tests of stages whose kernels use only the mbarrier and
+//      TMA wrappers (stage 04: real TMA and mbarriers, checked the same way), and the tests of common/;
+//      native Blackwell code is untouched
 //   2  on in every device pass: the checked build (`cmake --workflow --preset check`), which keeps the
 //      real tcgen05 and TMA instructions on a B200 and records around them
 #ifndef GEMM_PROTOCOL_CHECK
