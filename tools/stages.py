@@ -380,7 +380,7 @@ README_BEGIN, README_END = "<!-- stages:begin -->", "<!-- stages:end -->"
 def readme_table(stages=None, link_prefix=""):
     """The stage table of README.md: a row per stage, branches included, in teaching order."""
     stages = read() if stages is None else stages
-    rows = ["| stage | builds on | needs | adds |", "| --- | --- | --- | --- |"]
+    rows = ["| stage | builds on | MIN_SM | adds |", "| --- | --- | --- | --- |"]
     for s in stages:
         if s.base is None:
             builds = "-"
@@ -388,7 +388,7 @@ def readme_table(stages=None, link_prefix=""):
             builds = f"{s.base}, as a branch"
         else:
             builds = s.base
-        needs = f"sm_{s.min_sm}" + (", `tcgen05`" if s.uses_tcgen05 else "")
+        needs = f"{s.min_sm}" + (", `tcgen05`" if s.uses_tcgen05 else "")
         if len(s.steps) > 1:
             adds = f"in {len(s.steps)} steps: " + "; then ".join(
                 f"{st.idea or '-'} (`{st.name}.cuh`)" for st in s.steps)
