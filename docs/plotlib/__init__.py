@@ -7,6 +7,9 @@
     checks   --check: the self-test on synthetic data and the staleness checks
     cli      the command line
 
+The stage facts (order, bases, steps, ideas, styles) come from tools/stages.py, the kind of problem of a run from
+its JSON context ("kind"); nothing here names a stage, so a new stage, or a new kind measured like a GEMM or a
+GEMV, needs no edit here.
 """
 import pathlib
 import sys
