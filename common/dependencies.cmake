@@ -1,5 +1,6 @@
-# GoogleTest and Google Benchmark: the installed packages when there are any (Debian/Ubuntu:
-# libgtest-dev, libbenchmark-dev), otherwise a pinned download through FetchContent.
+# GoogleTest (with GoogleMock) and Google Benchmark: the installed packages when there are any
+# (Debian/Ubuntu: libgtest-dev libgmock-dev libbenchmark-dev), otherwise a pinned download through
+# FetchContent.
 include(FetchContent)
 
 function(_gemm_require_dependency pkg_name fc_name install_hint)
@@ -32,7 +33,7 @@ FetchContent_Declare(googlebenchmark
   URL_HASH SHA256=6bc180a57d23d4d9515519f92b0c83d61b05b5bab188961f36ac7b06b0d9e9ce
   FIND_PACKAGE_ARGS NAMES benchmark)
 
-_gemm_require_dependency(GTest googletest "libgtest-dev")
+_gemm_require_dependency(GTest googletest "libgtest-dev libgmock-dev")
 _gemm_require_dependency(benchmark googlebenchmark "libbenchmark-dev")
 
 # FetchContent builds provide GTest::gtest under the name gtest; give both spellings.
@@ -41,5 +42,28 @@ if(NOT TARGET GTest::gtest AND TARGET gtest)
 endif()
 if(NOT TARGET benchmark::benchmark AND TARGET benchmark)
   add_library(benchmark::benchmark ALIAS benchmark)
+endif()
+if(NOT TARGET GTest::gmock AND TARGET gmock)
+  add_library(GTest::gmock ALIAS gmock)
+endif()
+
+# Tests include <gmock/gmock.h> (its matchers) through GTest::gtest. An installed GoogleTest has
+# GoogleMock's headers beside its own, except that Debian and Ubuntu package them apart
+# (libgmock-dev): without them, stop here rather than with a compile error deep in the build. The
+# pinned download has them in a directory of their own, which GTest::gtest is given.
+get_target_property(_gemm_gtest_imported GTest::gtest IMPORTED)
+if(_gemm_gtest_imported)
+  get_target_property(_gemm_gtest_include_dirs GTest::gtest INTERFACE_INCLUDE_DIRECTORIES)
+  find_path(GEMM_GMOCK_INCLUDE_DIR gmock/gmock.h HINTS ${_gemm_gtest_include_dirs}
+            DOC "Directory holding gmock/gmock.h (GoogleMock's headers)")
+  if(NOT GEMM_GMOCK_INCLUDE_DIR)
+    message(FATAL_ERROR
+      "GoogleTest was found (${GTest_DIR}) without GoogleMock's headers (gmock/gmock.h), which "
+      "the tests include. Install them (Debian/Ubuntu: apt-get install libgmock-dev), or point "
+      "CMAKE_PREFIX_PATH at a GoogleTest installation that has GoogleMock.")
+  endif()
+elseif(TARGET gtest AND TARGET gmock)
+  target_include_directories(gtest SYSTEM INTERFACE
+    $<TARGET_PROPERTY:gmock,INTERFACE_INCLUDE_DIRECTORIES>)
 endif()
 include(GoogleTest)
