@@ -1,5 +1,6 @@
 // The protocol checker's rules that the GEMM pipeline of test_tcgen05_protocol.cu does not reach:
-// mbarrier lifecycle, generic loads of copied data, TMA stores and their bulk groups. Each small
+// mbarrier lifecycle, generic loads of copied data, stage 04's TMA ring without tcgen05, TMA stores
+// and their bulk groups. Each small
 // kernel moves known bytes (a bulk copy in, or a TMA store out) so its fixed twin is checked against
 // what it must produce; each broken variant breaks one rule and must be reported, in every
 // repetition, with that rule's message. The checker runs here wherever this binary's kernels run
@@ -16,6 +17,8 @@
 
 #include "common/device_buffer.h"
 #include "common/harness/gemm_tests.h"
+#include "common/harness/problems.h"
+#include "common/launch.cuh"
 #include "common/protocol/checker_state.h"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/tma.cuh"
@@ -107,6 +110,113 @@ Outcome run_copy(CopyBug bug) {
   return o;
 }
 
+// ---- Stage 04's protocol: a ring of slots filled by TMA, read by every warp with generic loads ------------
+//
+// The pipeline of 04_tma_mbarrier/kernel.cuh without its arithmetic: thread 0 is the producer and, with
+// its warp, a consumer; each slot has a "full" barrier (the producer's arrive.expect_tx, then the bytes of
+// a tensor-map copy and a bulk copy) and an "empty" barrier (one arrival per warp once it is done with the
+// slot). Each warp copies its 16 rows of the tile and its 128 bytes of the small block out, so the twin is
+// checked byte for byte. Three rounds of the ring: every slot is refilled twice.
+//
+// The broken variant's consumers skip the wait on "full" from the second round on, when a slot holds a
+// refill. The order of what the checker sees is fixed by the kernel, not by timing: the refill of k-tile
+// kt is issued by thread 0 at the end of k-tile kt - kRingSlots, before thread 0 reaches the CTA barrier
+// of k-tile kt - 1, which every warp passes before it reads k-tile kt. So the copy is always recorded
+// before the reads, and the reads are always reported as reads of a write their warp has not seen land
+// (load-before-write-visible), however the copy and the warps are timed. (Skipping the wait in the first
+// round as well would race the reads against the first copies' issue: then either that rule or, if the
+// reads came first, the copy's overwrite of unreleased reads would be reported.)
+
+enum class RingBug : int {
+  kNone,
+  kSkipFullWait,  // consumers read a refilled slot without waiting on its full barrier
+};
+
+constexpr int kRingSlots = 2, kRingTiles = 3 * kRingSlots, kRingWarps = 4;
+constexpr int kRingRows = 16 * kRingWarps;                  // 64 rows: 16 per warp
+constexpr int kRingRowBytes = 128;                          // one 128-byte swizzle row (256 E2M1 values)
+constexpr int kRingTileBytes = kRingRows * kRingRowBytes;   // 8 KB, the TMA box
+constexpr int kRingBlockBytes = 128 * kRingWarps;           // 512 bytes by bulk copy, like a scale atom
+
+struct RingSlot {
+  alignas(1024) uint8_t tile[kRingTileBytes];  // 128-byte swizzle, as the map says
+  alignas(16) uint8_t block[kRingBlockBytes];
+};
+struct RingSmem {
+  RingSlot slot[kRingSlots];
+  uint64_t full[kRingSlots], empty[kRingSlots];
+};
+
+__global__ void __launch_bounds__(32 * kRingWarps) ring_kernel(const __grid_constant__ CUtensorMap map, const uint8_t* blocks,
+                                                               uint8_t* out_tiles, uint8_t* out_blocks, RingBug bug) {
+  ProtocolScope protocol_scope;
+  __shared__ RingSmem s;
+  const int warp = int(threadIdx.x / 32), lane = int(threadIdx.x % 32);
+  const bool producer = threadIdx.x == 0;
+  if (producer) {
+    for (int i = 0; i < kRingSlots; ++i) {
+      mbarrier_init(&s.full[i], 1, "full", i);
+      mbarrier_init(&s.empty[i], kRingWarps, "empty", i);
+    }
+    fence_mbarrier_init();
+  }
+  protocol_role(warp == 0 ? "producer" : "consumer");  // warp 0 consumes too, as in stage 04
+  __syncthreads();  // stage 04's CTA barriers, plain: none hands the checker's memory from warp to warp
+
+  auto produce = [&](int kt) {
+    const int slot = kt % kRingSlots;
+    mbarrier_wait(&s.empty[slot], ((kt / kRingSlots) & 1) ^ 1, "empty", slot);
+    mbarrier_arrive_expect_tx(&s.full[slot], kRingTileBytes + kRingBlockBytes);
+    tma_load_3d(s.slot[slot].tile, &map, kt * kRingRowBytes, 0, 0, &s.full[slot], kRingTileBytes);
+    bulk_copy_g2s(s.slot[slot].block, blocks + kt * kRingBlockBytes, kRingBlockBytes, &s.full[slot]);
+  };
+  if (producer)
+    for (int kt = 0; kt < kRingSlots; ++kt) produce(kt);
+
+  for (int kt = 0; kt < kRingTiles; ++kt) {
+    const int slot = kt % kRingSlots;
+    if (bug != RingBug::kSkipFullWait || kt < kRingSlots) mbarrier_wait(&s.full[slot], (kt / kRingSlots) & 1, "full", slot);
+    const RingSlot& buf = s.slot[slot];
+    for (int i = lane; i < 16 * kRingRowBytes / 16; i += 32)  // the warp's 16 rows, as they lie in shared memory
+      reinterpret_cast<uint4*>(out_tiles + kt * kRingTileBytes + warp * 16 * kRingRowBytes)[i] =
+          reinterpret_cast<const uint4*>(buf.tile + warp * 16 * kRingRowBytes)[i];
+    if (lane < 8)
+      reinterpret_cast<uint4*>(out_blocks + kt * kRingBlockBytes + warp * 128)[lane] =
+          reinterpret_cast<const uint4*>(buf.block + warp * 128)[lane];
+    __syncthreads();
+    if (lane == 0) {  // stage 04's release: declare the warp's reads of the slot, then arrive on "empty"
+      protocol_generic_read(&buf, sizeof(RingSlot));
+      mbarrier_arrive(&s.empty[slot]);
+    }
+    if (producer && kt + kRingSlots < kRingTiles) produce(kt + kRingSlots);
+  }
+}
+
+Outcome run_ring(RingBug bug) {
+  const int pitch = kRingTiles * kRingRowBytes;  // bytes per row of the source: every k-tile side by side
+  std::vector<uint8_t> tiles(size_t(kRingRows) * pitch), blocks(size_t(kRingTiles) * kRingBlockBytes);
+  uint64_t x = seed_for("protocol ring");
+  for (auto& b : tiles) b = uint8_t((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+  for (auto& b : blocks) b = uint8_t((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+  DeviceBuffer<uint8_t> d_tiles(tiles), d_blocks(blocks), out_tiles(size_t(kRingTiles) * kRingTileBytes),
+      out_blocks(blocks.size());
+  out_tiles.fill_bytes(0xFF);
+  out_blocks.fill_bytes(0xFF);
+  const CUtensorMap map = encode_tensor_map(plan_packed_operand(d_tiles.get(), kRingRows, 2 * pitch, 1, kRingRows, kRingRowBytes));
+  launch_kernel(ring_kernel, {1, 32 * kRingWarps}, map, d_blocks.get(), out_tiles.get(), out_blocks.get(), bug);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  Outcome o;
+  o.violation = protocol::take_violation();
+  const std::vector<uint8_t> got = out_tiles.download();
+  o.exact = out_blocks.download() == blocks;
+  for (int kt = 0; kt < kRingTiles; ++kt)
+    for (int r = 0; r < kRingRows; ++r)
+      for (int c = 0; c < kRingRowBytes; ++c)
+        o.exact = o.exact && got[size_t(kt) * kRingTileBytes + swizzle_128b(uint32_t(r), uint32_t(c))] ==
+                                 tiles[size_t(r) * pitch + kt * kRingRowBytes + c];
+  return o;
+}
+
 // ---- A TMA store of a staging buffer, written twice ----------------------------------------------------
 
 enum class StoreBug : int {
@@ -183,6 +293,14 @@ TEST_F(GpuProtocolChecker, CopyTwinMovesEveryByteAndIsSilent) {
   EXPECT_TRUE(o.exact);
 }
 
+TEST_F(GpuProtocolChecker, RingTwinMovesEveryByteAndIsSilent) {
+  for (int i = 0; i < 10; ++i) {  // a few rounds: a correct ring is silent in every one
+    const Outcome o = run_ring(RingBug::kNone);
+    ASSERT_EQ(o.violation, "") << "repetition " << i;
+    ASSERT_TRUE(o.exact) << "repetition " << i;
+  }
+}
+
 TEST_F(GpuProtocolChecker, StoreTwinWritesEveryValueAndIsSilent) {
   const Outcome o = run_store(StoreBug::kNone);
   EXPECT_EQ(o.violation, "");
@@ -230,6 +348,35 @@ TEST_P(GpuProtocolCheckerCopy, CaughtInEveryRepetitionWithItsMessage) {
 }
 INSTANTIATE_TEST_SUITE_P(Broken, GpuProtocolCheckerCopy, ::testing::ValuesIn(kCopyCases),
                          [](const ::testing::TestParamInfo<CopyCase>& i) { return std::string(i.param.name); });
+
+// Stage 04's broken twin. The first reads reported are those of k-tile kRingSlots: slot 0 in its second
+// phase (phase 1), by whichever warp declares first.
+struct RingCase {
+  const char* name;
+  RingBug bug;
+  const char* message;
+};
+const RingCase kRingCases[] = {
+    {"consumer_skips_the_full_wait", RingBug::kSkipFullWait,
+     "protocol checker: load-before-write-visible: generic loads read shared memory whose last write is not "
+     "visible to the reading warp\n  by: warp [0-3] \\((producer|consumer)\\) of CTA rank 0.*operand: generic "
+     "load, shared memory.*earlier write not visible: by a TMA load completing on barrier 'full' \\[0\\] of "
+     "CTA rank 0, in its phase 1"},
+};
+
+class GpuProtocolCheckerRing : public GpuProtocolChecker, public ::testing::WithParamInterface<RingCase> {};
+TEST_P(GpuProtocolCheckerRing, CaughtInEveryRepetitionWithItsMessage) {
+  const RingCase c = GetParam();
+  std::string first;
+  for (int i = 0; i < kRepetitions; ++i) {
+    const Outcome o = run_ring(c.bug);
+    if (i == 0) first = o.violation;
+    ASSERT_THAT(o.violation, ::testing::ContainsRegex(c.message)) << "repetition " << i;
+  }
+  std::printf("%s\n", first.c_str());
+}
+INSTANTIATE_TEST_SUITE_P(Broken, GpuProtocolCheckerRing, ::testing::ValuesIn(kRingCases),
+                         [](const ::testing::TestParamInfo<RingCase>& i) { return std::string(i.param.name); });
 
 struct StoreCase {
   const char* name;
