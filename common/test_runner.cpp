@@ -3,6 +3,12 @@
 // where ctest's own summary counts skipped tests among the passed ("100% tests passed"). The `check`
 // target runs it as the test workflow's last step; the exit code is ctest's, so a failure fails CI.
 //
+// Tests run in parallel, one per core up to 16 (`ctest -j N`), unless the arguments or
+// CTEST_PARALLEL_LEVEL say otherwise. That is safe with a GPU too: every GPU test counts as 2 or 4
+// processors (common/stage.cmake, gemm_discover_tests), so at most 8 share the GPU at once, few enough
+// that the time-sliced GPU still meets the bounded waits' deadlines; on a machine with fewer cores
+// than a test's weight ctest runs that test alone.
+//
 // usage: test_runner <ctest> <build dir> [more ctest arguments]
 #include <algorithm>
 #include <cstdio>
@@ -12,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -66,7 +73,17 @@ int main(int argc, char** argv) {
   std::string cmd = quoted(argv[1]) + " --test-dir " + quoted(build) +
                     " --output-on-failure --no-tests=error --test-output-size-passed 8192 --output-junit " +
                     quoted(junit);
-  for (int i = 3; i < argc; ++i) cmd += " " + quoted(argv[i]);
+  bool parallel_given = std::getenv("CTEST_PARALLEL_LEVEL") != nullptr;
+  for (int i = 3; i < argc; ++i) {
+    const std::string a = argv[i];
+    parallel_given |= a.rfind("-j", 0) == 0 || a.rfind("--parallel", 0) == 0;
+    cmd += " " + quoted(a);
+  }
+  if (!parallel_given) {
+    const int jobs = std::clamp(int(std::thread::hardware_concurrency()), 1, 16);
+    cmd += " -j " + std::to_string(jobs);
+    std::printf("running the tests %d at a time (ctest -j %d; CTEST_PARALLEL_LEVEL overrides)\n", jobs, jobs);
+  }
   std::fflush(stdout);
   const int status = std::system(cmd.c_str());
   const int rc = status == -1 ? 1 : WIFEXITED(status) ? WEXITSTATUS(status) : 1;
