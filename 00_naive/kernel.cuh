@@ -12,8 +12,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/cuda_check.h"
 #include "common/gemm_api.h"
+#include "common/launch.cuh"
 #include "common/registry.h"
 
 namespace stage00 {
@@ -49,11 +49,10 @@ inline void launch(const gemm::Fp32GemmArgs& args, cudaStream_t stream) {
                                 " blocks, more than a grid dimension holds (2^31 - 1)");
   const dim3 grid(unsigned(blocks_n * blocks_m), unsigned(args.L));
   const dim3 block(kBlockN, kBlockM);
-  naive_gemm<<<grid, block, 0, stream>>>(args.M, args.N, args.K, int(blocks_n), args.A, args.B, args.C);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel(naive_gemm, {grid, block, 0, stream},
+                      args.M, args.N, args.K, int(blocks_n), args.A, args.B, args.C);
 }
 
-inline constexpr gemm::Stage kStage{"00_naive", "FP32, one thread per output: the textbook triple loop",
-                                    gemm::Precision::kFp32, &launch};
+inline constexpr gemm::StageOf kStage{"00_naive", "FP32, one thread per output: the textbook triple loop", &launch};
 
 }  // namespace stage00

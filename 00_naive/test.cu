@@ -8,6 +8,6 @@ namespace {
 
 constexpr gemm::testing::Tile kTile{stage00::kBlockM, stage00::kBlockN, 1};
 
-GEMM_STANDARD_STAGE_TESTS(Naive, stage00::kStage, stage00::launch, gemm::testing::fp32_cases(kTile), kTile)
+GEMM_STAGE_TESTS(Naive, stage00::kStage, stage00::launch, gemm::testing::kind_cases(stage00::kStage, kTile), kTile)
 
 }  // namespace

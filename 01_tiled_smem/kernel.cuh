@@ -13,8 +13,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/cuda_check.h"
 #include "common/gemm_api.h"
+#include "common/launch.cuh"
 #include "common/registry.h"
 
 namespace stage01 {
@@ -106,12 +106,11 @@ inline void launch(const gemm::Fp32GemmArgs& args, cudaStream_t stream) {
   if (blocks_n * blocks_m > INT_MAX)
     throw std::invalid_argument("stage01: M*N needs " + std::to_string(blocks_n * blocks_m) +
                                 " blocks, more than a grid dimension holds (2^31 - 1)");
-  tiled_gemm<<<dim3(unsigned(blocks_n * blocks_m), unsigned(args.L)), kThreads, 0, stream>>>(
-      args.M, args.N, args.K, int(blocks_n), args.A, args.B, args.C);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel(tiled_gemm, {dim3(unsigned(blocks_n * blocks_m), unsigned(args.L)), kThreads, 0, stream},
+                      args.M, args.N, args.K, int(blocks_n), args.A, args.B, args.C);
 }
 
-inline constexpr gemm::Stage kStage{"01_tiled_smem", "FP32, shared-memory tiles and register tiles: data reuse",
-                                    gemm::Precision::kFp32, &launch};
+inline constexpr gemm::StageOf kStage{"01_tiled_smem", "FP32, shared-memory tiles and register tiles: data reuse",
+                                      &launch};
 
 }  // namespace stage01

@@ -8,6 +8,6 @@ namespace {
 
 constexpr gemm::testing::Tile kTile{stage01::kBM, stage01::kBN, stage01::kBK};
 
-GEMM_STANDARD_STAGE_TESTS(Tiled, stage01::kStage, stage01::launch, gemm::testing::fp32_cases(kTile), kTile)
+GEMM_STAGE_TESTS(Tiled, stage01::kStage, stage01::launch, gemm::testing::kind_cases(stage01::kStage, kTile), kTile)
 
 }  // namespace

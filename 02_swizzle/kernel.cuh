@@ -14,8 +14,8 @@
 #include <string>
 
 #include "common/config.h"
-#include "common/cuda_check.h"
 #include "common/gemm_api.h"
+#include "common/launch.cuh"
 #include "common/registry.h"
 #include "common/swizzle.h"
 
@@ -141,14 +141,10 @@ inline void launch(const gemm::Fp32GemmArgs& args, cudaStream_t stream) {
   const bool vector_global = args.K % kChunkFloats == 0 && reinterpret_cast<uintptr_t>(args.A) % 16 == 0 &&
                              reinterpret_cast<uintptr_t>(args.B) % 16 == 0;
   const dim3 grid(unsigned(blocks_n * blocks_m), unsigned(args.L));
-  if (vector_global)
-    swizzled_gemm<true><<<grid, kThreads, 0, stream>>>(args.M, args.N, args.K, int(blocks_n), args.A, args.B, args.C);
-  else
-    swizzled_gemm<false><<<grid, kThreads, 0, stream>>>(args.M, args.N, args.K, int(blocks_n), args.A, args.B, args.C);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel(vector_global ? swizzled_gemm<true> : swizzled_gemm<false>, {grid, kThreads, 0, stream},
+                      args.M, args.N, args.K, int(blocks_n), args.A, args.B, args.C);
 }
 
-inline constexpr gemm::Stage kStage{"02_swizzle", "FP32, XOR-swizzled shared memory: no bank conflicts",
-                                    gemm::Precision::kFp32, &launch};
+inline constexpr gemm::StageOf kStage{"02_swizzle", "FP32, XOR-swizzled shared memory: no bank conflicts", &launch};
 
 }  // namespace stage02

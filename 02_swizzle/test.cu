@@ -15,7 +15,7 @@ namespace {
 
 constexpr gemm::testing::Tile kTile{stage02::kBM, stage02::kBN, stage02::kBK};
 
-GEMM_STANDARD_STAGE_TESTS(Swizzled, stage02::kStage, stage02::launch, gemm::testing::fp32_cases(kTile), kTile)
+GEMM_STAGE_TESTS(Swizzled, stage02::kStage, stage02::launch, gemm::testing::kind_cases(stage02::kStage, kTile), kTile)
 
 using stage02::kThreadsN;
 

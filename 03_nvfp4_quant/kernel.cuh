@@ -16,9 +16,9 @@
 #include <string>
 
 #include "common/config.h"
-#include "common/cuda_check.h"
 #include "common/formats.h"
 #include "common/gemm_api.h"
+#include "common/launch.cuh"
 #include "common/nvfp4_device.cuh"
 #include "common/registry.h"
 #include "common/sf_layout.h"
@@ -194,13 +194,12 @@ inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
     throw std::invalid_argument("stage03: M*N needs " + std::to_string(blocks_n * blocks_m) +
                                 " blocks, more than a grid dimension holds (2^31 - 1)");
   const int smem = int(sizeof(SharedStorage)) + 1024;  // + slack to align the dynamic buffer to 1024
-  CUDA_CHECK(cudaFuncSetAttribute(nvfp4_cuda_core_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  nvfp4_cuda_core_gemm<<<dim3(unsigned(blocks_n * blocks_m), unsigned(args.L)), kThreads, smem, stream>>>(
-      args.M, args.N, args.K, int(blocks_n), args.A, args.SFA, args.B, args.SFB, args.alpha, args.C);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel(nvfp4_cuda_core_gemm, {dim3(unsigned(blocks_n * blocks_m), unsigned(args.L)), kThreads, smem, stream},
+                      args.M, args.N, args.K, int(blocks_n), args.A, args.SFA, args.B, args.SFB, args.alpha, args.C);
 }
 
-inline constexpr gemm::Stage kStage{"03_nvfp4_quant", "NVFP4: packed E2M1 + E4M3 block scales, decoded for CUDA cores",
-                                    gemm::Precision::kNvfp4, nullptr, &launch};
+inline constexpr gemm::StageOf kStage{"03_nvfp4_quant",
+                                      "NVFP4: packed E2M1 + E4M3 block scales, decoded for CUDA cores",
+                                      &launch};
 
 }  // namespace stage03

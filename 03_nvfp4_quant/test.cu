@@ -19,7 +19,7 @@ namespace {
 using gemm::DeviceBuffer;
 constexpr gemm::testing::Tile kTile{stage03::kBM, stage03::kBN, stage03::kTileK};
 
-GEMM_STANDARD_STAGE_TESTS(Nvfp4CudaCore, stage03::kStage, stage03::launch, gemm::testing::nvfp4_cases(kTile), kTile)
+GEMM_STAGE_TESTS(Nvfp4CudaCore, stage03::kStage, stage03::launch, gemm::testing::kind_cases(stage03::kStage, kTile), kTile)
 
 // ---- The quantizer -------------------------------------------------------------------------------
 

@@ -4,5 +4,5 @@
 #include "common/harness/bench.h"
 
 int main(int argc, char** argv) {
-  return gemm::bench::run(argc, argv, stage04::kStage, GEMM_PREDECESSOR_ID, gemm::bench::nvfp4_shapes());
+  return gemm::bench::run(argc, argv, stage04::kStage, GEMM_PREDECESSOR_ID);  // the kind's shapes
 }

@@ -18,9 +18,9 @@
 #include <string>
 
 #include "common/config.h"
-#include "common/cuda_check.h"
 #include "common/formats.h"
 #include "common/gemm_api.h"
+#include "common/launch.cuh"
 #include "common/nvfp4_device.cuh"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/tma.cuh"
@@ -205,7 +205,10 @@ nvfp4_tma_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
     }
 
     // 4. Release the slot (every warp has passed the barrier above, so nobody reads it any more),
-    //    and let the producer refill it with the k-tile kSlots ahead.
+    //    and let the producer refill it with the k-tile kSlots ahead. Lane 0 first declares the
+    //    warp's reads of the slot to the protocol checker (no code in release): they must follow
+    //    the copies' landing, which the warp saw at its wait on "full", and precede the refill.
+    if (threadIdx.x % 32 == 0) ptx::protocol_generic_read(&buf, sizeof(Slot));
     if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[slot]);
     if (producer && kt + kSlots < k_tiles) produce(kt + kSlots);
   }
@@ -239,13 +242,12 @@ inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
                                 " blocks, more than a grid dimension holds (2^31 - 1)");
   const gemm::TensorMapPlan pa = plan_a(args), pb = plan_b(args);  // throw before anything runs
   const CUtensorMap map_a = gemm::encode_tensor_map(pa), map_b = gemm::encode_tensor_map(pb);
-  CUDA_CHECK(cudaFuncSetAttribute(nvfp4_tma_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-  nvfp4_tma_gemm<<<dim3(unsigned(blocks_n * blocks_m), unsigned(args.L)), kThreads, kSmemBytes, stream>>>(
-      map_a, map_b, args.M, args.N, args.K, int(blocks_n), args.SFA, args.SFB, args.alpha, args.C);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel(nvfp4_tma_gemm, {dim3(unsigned(blocks_n * blocks_m), unsigned(args.L)), kThreads, kSmemBytes, stream},
+                      map_a, map_b, args.M, args.N, args.K, int(blocks_n), args.SFA, args.SFB, args.alpha, args.C);
 }
 
-inline constexpr gemm::Stage kStage{"04_tma_mbarrier", "NVFP4: TMA bulk-tensor loads into a ring of mbarrier-guarded slots",
-                                    gemm::Precision::kNvfp4, nullptr, &launch};
+inline constexpr gemm::StageOf kStage{"04_tma_mbarrier",
+                                      "NVFP4: TMA bulk-tensor loads into a ring of mbarrier-guarded slots",
+                                      &launch};
 
 }  // namespace stage04

@@ -16,18 +16,18 @@ constexpr gemm::testing::Tile kTile{stage04::kBM, stage04::kBN, stage04::kTileK}
 // The common cases, and the pipeline's: one partial k-tile, exactly one, exactly kSlots, one more
 // than kSlots, and several times around the ring.
 std::vector<gemm::testing::GemmCase> cases() {
-  auto c = gemm::testing::nvfp4_cases(kTile);
+  auto c = gemm::testing::kind_cases(stage04::kStage, kTile);
   const int S = stage04::kSlots, T = stage04::kTileK;
   for (int K : {32, T, S * T, (S + 1) * T + 32, 4 * S * T + 96}) {
     for (gemm::Tier tier : {gemm::Tier::kExact, gemm::Tier::kRealistic}) {
       const std::string name = std::string("pipeline_") + gemm::tier_name(tier) + "_K" + std::to_string(K);
-      c.push_back({name, 130, 70, K, 1, tier});
+      c.push_back({name, {130, 70, K, 1}, tier});
     }
   }
   return c;
 }
 
-GEMM_STANDARD_STAGE_TESTS(Nvfp4Tma, stage04::kStage, stage04::launch, cases(), kTile)
+GEMM_STAGE_TESTS(Nvfp4Tma, stage04::kStage, stage04::launch, cases(), kTile)
 
 // ---- TMA writes the layout common/swizzle.h describes ------------------------------------------------
 

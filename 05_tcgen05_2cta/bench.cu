@@ -9,7 +9,8 @@
 #include "common/harness/bench.h"
 
 int main(int argc, char** argv) {
-  const std::vector<gemm::bench::Shape> emulated = {{128, 512, 1024}, {256, 256, 512}, {512, 512, 512}};
-  return gemm::bench::run(argc, argv, stage05::kStage, GEMM_PREDECESSOR_ID, gemm::bench::nvfp4_shapes(), {}, emulated,
-                          {{stage05_1cta::kStage.id, stage05_1cta::launch}});
+  gemm::bench::Plan plan;  // the kind's shapes: M = 128 decode-like ones, then the squares
+  plan.emulated_shapes = {{128, 512, 1024}, {256, 256, 512}, {512, 512, 512}};
+  plan.variants = {{stage05_1cta::kStage.id, stage05_1cta::launch}};
+  return gemm::bench::run(argc, argv, stage05::kStage, GEMM_PREDECESSOR_ID, plan);
 }

@@ -21,8 +21,8 @@
 #include <string>
 
 #include "common/config.h"
-#include "common/cuda_check.h"
 #include "common/gemm_api.h"
+#include "common/launch.cuh"
 #include "common/ptx/cluster.cuh"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/tcgen05.cuh"
@@ -295,14 +295,12 @@ inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
   const gemm::TensorMapPlan psa = plan_sfa(args), psb = plan_sfb(args);
   const CUtensorMap map_a = gemm::encode_tensor_map(pa), map_b = gemm::encode_tensor_map(pb);
   const CUtensorMap map_sfa = gemm::encode_tensor_map(psa), map_sfb = gemm::encode_tensor_map(psb);
-  tc::prepare_launch();
-  CUDA_CHECK(cudaFuncSetAttribute(nvfp4_tcgen05_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-  nvfp4_tcgen05_gemm<<<dim3(unsigned(kCtaGroup * blocks_n * blocks_m), unsigned(args.L)), kThreads, kSmemBytes, stream>>>(
-      map_a, map_b, map_sfa, map_sfb, args.M, args.N, args.K, int(blocks_n), args.alpha, args.C);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel(nvfp4_tcgen05_gemm,
+                      {dim3(unsigned(kCtaGroup * blocks_n * blocks_m), unsigned(args.L)), kThreads, kSmemBytes, stream},
+                      map_a, map_b, map_sfa, map_sfb, args.M, args.N, args.K, int(blocks_n), args.alpha, args.C);
 }
 
-inline constexpr gemm::Stage kStage{"05_tcgen05_2cta", "NVFP4: tcgen05 block-scaled MMA, Tensor Memory, 2-CTA pairs",
-                                    gemm::Precision::kNvfp4, nullptr, &launch, /*uses_tcgen05=*/true};
+inline constexpr gemm::StageOf kStage{"05_tcgen05_2cta", "NVFP4: tcgen05 block-scaled MMA, Tensor Memory, 2-CTA pairs",
+                                      &launch, gemm::kUsesTcgen05};
 
 }  // namespace stage05

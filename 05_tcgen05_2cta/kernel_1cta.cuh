@@ -20,8 +20,8 @@
 #include <string>
 
 #include "common/config.h"
-#include "common/cuda_check.h"
 #include "common/gemm_api.h"
+#include "common/launch.cuh"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/tcgen05.cuh"
 #include "common/ptx/tma.cuh"
@@ -270,14 +270,12 @@ inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
                                 " blocks, more than a grid dimension holds (2^31 - 1)");
   const gemm::TensorMapPlan pa = plan_a(args), pb = plan_b(args);  // throw before anything runs
   const CUtensorMap map_a = gemm::encode_tensor_map(pa), map_b = gemm::encode_tensor_map(pb);
-  tc::prepare_launch();
-  CUDA_CHECK(cudaFuncSetAttribute(nvfp4_tcgen05_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-  nvfp4_tcgen05_gemm<<<dim3(unsigned(kCtaGroup * blocks_n * blocks_m), unsigned(args.L)), kThreads, kSmemBytes, stream>>>(
-      map_a, map_b, args.M, args.N, args.K, int(blocks_n), args.SFA, args.SFB, args.alpha, args.C);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel(nvfp4_tcgen05_gemm,
+                      {dim3(unsigned(kCtaGroup * blocks_n * blocks_m), unsigned(args.L)), kThreads, kSmemBytes, stream},
+                      map_a, map_b, args.M, args.N, args.K, int(blocks_n), args.SFA, args.SFB, args.alpha, args.C);
 }
 
-inline constexpr gemm::Stage kStage{"05_tcgen05_1cta", "NVFP4: tcgen05 block-scaled MMA into Tensor Memory, one CTA",
-                                    gemm::Precision::kNvfp4, nullptr, &launch, /*uses_tcgen05=*/true};
+inline constexpr gemm::StageOf kStage{"05_tcgen05_1cta", "NVFP4: tcgen05 block-scaled MMA into Tensor Memory, one CTA",
+                                      &launch, gemm::kUsesTcgen05};
 
 }  // namespace stage05_1cta

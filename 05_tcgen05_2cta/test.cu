@@ -26,15 +26,11 @@ using gemm::testing::GemmCase;
 constexpr gemm::testing::Tile kTile1Cta{stage05_1cta::kBM, stage05_1cta::kBN, stage05_1cta::kTileK};
 constexpr gemm::testing::Tile kTile{stage05::kBM, stage05::kBN, stage05::kTileK};
 
-GemmCase make_case(const std::string& what, Tier tier, int M, int N, int K, int L = 1) {
-  return {what + "_" + gemm::tier_name(tier) + "_M" + std::to_string(M) + "_N" + std::to_string(N) + "_K" +
-              std::to_string(K) + "_L" + std::to_string(L),
-          M, N, K, L, tier};
-}
+using gemm::testing::make_case;
 
 // The common cases, plus the tiles' boundaries and the pipeline's K sweep.
 std::vector<GemmCase> cases(gemm::testing::Tile tile, int slots) {
-  auto c = gemm::testing::nvfp4_cases(tile);
+  auto c = gemm::testing::kind_cases(stage05::kStage, tile);
   // Every boundary of both steps' tiles: one row short of 128 (step 1's tile, the pair's leader
   // half), one past it (the peer's first row, step 1's next tile), one past 256 (the next pair);
   // N inside one MMA step of 16, one past, past 128 (step 1's next tile, the pair's peer half of B),
@@ -50,10 +46,10 @@ std::vector<GemmCase> cases(gemm::testing::Tile tile, int slots) {
 }
 
 // Step 1: one CTA.
-GEMM_STANDARD_STEP_TESTS(Nvfp4Tcgen05OneCta, stage05_1cta::kStage, stage05_1cta::launch,
+GEMM_STAGE_TESTS(Nvfp4Tcgen05OneCta, stage05_1cta::kStage, stage05_1cta::launch,
                          cases(kTile1Cta, stage05_1cta::kSlots), kTile1Cta)
 // Step 2: the CTA pair.
-GEMM_STANDARD_STAGE_TESTS(Nvfp4Tcgen05, stage05::kStage, stage05::launch, cases(kTile, stage05::kSlots), kTile)
+GEMM_STAGE_TESTS(Nvfp4Tcgen05, stage05::kStage, stage05::launch, cases(kTile, stage05::kSlots), kTile)
 
 TEST(Tcgen05Steps, StepsAreRegisteredInTeachingOrder) {
   EXPECT_STREQ(stage05_1cta::kStage.id, "05_tcgen05_1cta");
@@ -77,19 +73,21 @@ void fill_padding(gemm::Nvfp4Tensor& t, std::mt19937_64& rng) {
 }
 
 class GpuNvfp4Tcgen05Padding : public ::testing::TestWithParam<GemmCase> {};
-void expect_padding_ignored(gemm::Nvfp4Launcher launch, const GemmCase& c, gemm::testing::Tile tile) {
-  gemm::HostNvfp4Problem p = gemm::make_nvfp4_problem(c.M, c.N, c.K, c.L, c.tier, gemm::seed_for(c.name));
+void expect_padding_ignored(void (*launch)(const gemm::Nvfp4GemmArgs&, cudaStream_t), const GemmCase& c,
+                            gemm::testing::Tile tile) {
+  const gemm::Shape& s = c.shape;
+  gemm::HostNvfp4Problem p = gemm::make_nvfp4_problem(s.M, s.N, s.K, s.L, c.tier, gemm::seed_for(c.name));
   std::mt19937_64 rng(gemm::seed_for(c.name + "padding"));
   fill_padding(p.a, rng);
   fill_padding(p.b, rng);
   DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
-  DeviceBuffer<uint16_t> C(size_t(c.M) * c.N * c.L);
+  DeviceBuffer<uint16_t> C(size_t(s.M) * s.N * s.L);
   C.fill_bytes(0xFF);
-  launch({c.M, c.N, c.K, c.L, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha, reinterpret_cast<__half*>(C.get())},
+  launch({s.M, s.N, s.K, s.L, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha, reinterpret_cast<__half*>(C.get())},
          nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   const gemm::CompareResult r = gemm::compare_fp16(C.download(), gemm::reference_gemm(p.host_args()),
-                                                   {c.M, c.N, c.K, c.L, tile.m, tile.n}, c.tier);
+                                                   {s.M, s.N, s.K, s.L, tile.m, tile.n}, c.tier);
   EXPECT_TRUE(r.ok()) << r.describe();
 }
 TEST_P(GpuNvfp4Tcgen05Padding, ArbitraryPaddingScalesDoNotChangeC) {

@@ -6,6 +6,7 @@
 #include "common/harness/bench.h"
 
 int main(int argc, char** argv) {
-  const std::vector<gemm::bench::Shape> emulated = {{128, 512, 1024}, {256, 256, 512}, {512, 512, 512}};
-  return gemm::bench::run(argc, argv, stage06::kStage, GEMM_PREDECESSOR_ID, gemm::bench::nvfp4_shapes(), {}, emulated);
+  gemm::bench::Plan plan;  // the kind's shapes: M = 128 decode-like ones, then the squares
+  plan.emulated_shapes = {{128, 512, 1024}, {256, 256, 512}, {512, 512, 512}};
+  return gemm::bench::run(argc, argv, stage06::kStage, GEMM_PREDECESSOR_ID, plan);
 }

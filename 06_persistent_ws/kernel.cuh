@@ -23,8 +23,8 @@
 #include <string>
 
 #include "common/config.h"
-#include "common/cuda_check.h"
 #include "common/gemm_api.h"
+#include "common/launch.cuh"
 #include "common/occupancy.h"
 #include "common/ptx/cluster.cuh"
 #include "common/ptx/mbarrier.cuh"
@@ -391,16 +391,15 @@ inline void launch_with(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream, co
   const gemm::TensorMapPlan psa = plan_sfa(args), psb = plan_sfb(args);
   const CUtensorMap map_a = gemm::encode_tensor_map(pa), map_b = gemm::encode_tensor_map(pb);
   const CUtensorMap map_sfa = gemm::encode_tensor_map(psa), map_sfb = gemm::encode_tensor_map(psb);
-  tc::prepare_launch();
-  CUDA_CHECK(cudaFuncSetAttribute(nvfp4_tcgen05_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-  nvfp4_tcgen05_gemm<<<dim3(unsigned(kCtaGroup * sched.pairs)), kThreads, kSmemBytes, stream>>>(
-      map_a, map_b, map_sfa, map_sfb, sched, args.alpha, args.C, o.trace);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel(nvfp4_tcgen05_gemm,
+                      {dim3(unsigned(kCtaGroup * sched.pairs)), kThreads, kSmemBytes, stream},
+                      map_a, map_b, map_sfa, map_sfb, sched, args.alpha, args.C, o.trace);
 }
 
 inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) { launch_with(args, stream, {}); }
 
-inline constexpr gemm::Stage kStage{"06_persistent_ws", "NVFP4: persistent tile scheduler, warp-specialised producer/MMA/epilogue",
-                                    gemm::Precision::kNvfp4, nullptr, &launch, /*uses_tcgen05=*/true};
+inline constexpr gemm::StageOf kStage{"06_persistent_ws",
+                                      "NVFP4: persistent tile scheduler, warp-specialised producer/MMA/epilogue",
+                                      &launch, gemm::kUsesTcgen05};
 
 }  // namespace stage06

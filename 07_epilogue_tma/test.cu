@@ -17,14 +17,10 @@ using gemm::Tier;
 using gemm::testing::GemmCase;
 constexpr gemm::testing::Tile kTile{stage07::kBM, stage07::kBN, stage07::kTileK};
 
-GemmCase make_case(const std::string& what, Tier tier, int M, int N, int K, int L = 1) {
-  return {what + "_" + gemm::tier_name(tier) + "_M" + std::to_string(M) + "_N" + std::to_string(N) + "_K" +
-              std::to_string(K) + "_L" + std::to_string(L),
-          M, N, K, L, tier};
-}
+using gemm::testing::make_case;
 
 std::vector<GemmCase> cases() {
-  auto c = gemm::testing::nvfp4_cases(kTile);
+  auto c = gemm::testing::kind_cases(stage07::kStage, kTile);
   for (int M : {1, 127, 128, 129, 255, 256, 257})
     for (int N : {1, 16, 17, 127, 128, 129, 255, 257}) c.push_back(make_case("tail", Tier::kExact, M, N, 160));
   const int T = stage07::kTileK, S = stage07::kSlots;
@@ -35,7 +31,7 @@ std::vector<GemmCase> cases() {
   return c;
 }
 
-GEMM_STANDARD_STAGE_TESTS(Nvfp4EpilogueTma, stage07::kStage, stage07::launch, cases(), kTile)
+GEMM_STAGE_TESTS(Nvfp4EpilogueTma, stage07::kStage, stage07::launch, cases(), kTile)
 
 // ---- Forced schedules ---------------------------------------------------------------------------------
 
@@ -45,7 +41,7 @@ void five_pairs(const gemm::Nvfp4GemmArgs& a, cudaStream_t s) { stage07::launch_
 
 struct ForcedCase {
   const char* name;
-  gemm::Nvfp4Launcher launch;
+  gemm::Launcher launch;
   GemmCase shape;
 };
 

@@ -22,8 +22,8 @@
 #include <string>
 
 #include "common/config.h"
-#include "common/cuda_check.h"
 #include "common/gemm_api.h"
+#include "common/launch.cuh"
 #include "common/occupancy.h"
 #include "common/ptx/atomic.cuh"
 #include "common/ptx/barrier.cuh"
@@ -550,18 +550,16 @@ inline void launch_with(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream, co
   const CUtensorMap map_sfa = gemm::encode_tensor_map(psa), map_sfb = gemm::encode_tensor_map(psb);
   const bool tma_store = uses_tma_store(args);
   const CUtensorMap map_c = tma_store ? gemm::encode_tensor_map(plan_c(args)) : CUtensorMap{};  // unused if direct
-  tc::prepare_launch();
   const Workspace ws = workspace_for(sched, stream);
   const auto kernel = tma_store ? nvfp4_tcgen05_gemm<true> : nvfp4_tcgen05_gemm<false>;
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-  kernel<<<dim3(unsigned(kCtaGroup * sched.pairs)), kThreads, kSmemBytes, stream>>>(
-      map_a, map_b, map_sfa, map_sfb, map_c, sched, args.alpha, args.C, ws, o.trace);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel(kernel, {dim3(unsigned(kCtaGroup * sched.pairs)), kThreads, kSmemBytes, stream},
+                      map_a, map_b, map_sfa, map_sfb, map_c, sched, args.alpha, args.C, ws, o.trace);
 }
 
 inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) { launch_with(args, stream, {}); }
 
-inline constexpr gemm::Stage kStage{"08_split_k", "NVFP4: split-K for small M, deterministic reduction, per-stream workspace",
-                                    gemm::Precision::kNvfp4, nullptr, &launch, /*uses_tcgen05=*/true};
+inline constexpr gemm::StageOf kStage{"08_split_k",
+                                      "NVFP4: split-K for small M, deterministic reduction, per-stream workspace",
+                                      &launch, gemm::kUsesTcgen05};
 
 }  // namespace stage08

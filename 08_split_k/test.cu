@@ -24,14 +24,10 @@ using gemm::Tier;
 using gemm::testing::GemmCase;
 constexpr gemm::testing::Tile kTile{stage08::kBM, stage08::kBN, stage08::kTileK};
 
-GemmCase make_case(const std::string& what, Tier tier, int M, int N, int K, int L = 1) {
-  return {what + "_" + gemm::tier_name(tier) + "_M" + std::to_string(M) + "_N" + std::to_string(N) + "_K" +
-              std::to_string(K) + "_L" + std::to_string(L),
-          M, N, K, L, tier};
-}
+using gemm::testing::make_case;
 
 std::vector<GemmCase> cases() {
-  auto c = gemm::testing::nvfp4_cases(kTile);
+  auto c = gemm::testing::kind_cases(stage08::kStage, kTile);
   for (int M : {1, 127, 128, 129, 255, 256, 257})
     for (int N : {1, 16, 17, 127, 128, 129, 255, 257}) c.push_back(make_case("tail", Tier::kExact, M, N, 160));
   const int T = stage08::kTileK, S = stage08::kSlots;
@@ -42,7 +38,7 @@ std::vector<GemmCase> cases() {
   return c;
 }
 
-GEMM_STANDARD_STAGE_TESTS(Nvfp4SplitK, stage08::kStage, stage08::launch, cases(), kTile)
+GEMM_STAGE_TESTS(Nvfp4SplitK, stage08::kStage, stage08::launch, cases(), kTile)
 
 // ---- Forced schedules ---------------------------------------------------------------------------------
 
@@ -54,7 +50,7 @@ void split4_one_pair(const gemm::Nvfp4GemmArgs& a, cudaStream_t s) { stage08::la
 
 struct ForcedCase {
   const char* name;
-  gemm::Nvfp4Launcher launch;
+  gemm::Launcher launch;
   GemmCase shape;
 };
 
@@ -108,14 +104,14 @@ struct Problem {
   GemmCase c;
   gemm::ReferenceOutput ref;  // computed once: the tests below compare many runs with it
   explicit Problem(const GemmCase& gc)
-      : host(gemm::make_nvfp4_problem(gc.M, gc.N, gc.K, gc.L, gc.tier, gemm::seed_for(gc.name))),
-        A(host.a.data), SFA(host.a.sf), B(host.b.data), SFB(host.b.sf), C(size_t(gc.M) * gc.N * gc.L), c(gc),
+      : host(gemm::make_nvfp4_problem(gc.shape.M, gc.shape.N, gc.shape.K, gc.shape.L, gc.tier, gemm::seed_for(gc.name))),
+        A(host.a.data), SFA(host.a.sf), B(host.b.data), SFB(host.b.sf), C(size_t(gc.shape.M) * gc.shape.N * gc.shape.L), c(gc),
         ref(gemm::reference_gemm(host.host_args())) {
-    args = {gc.M, gc.N, gc.K, gc.L, A.get(), SFA.get(), B.get(), SFB.get(), host.alpha,
+    args = {gc.shape.M, gc.shape.N, gc.shape.K, gc.shape.L, A.get(), SFA.get(), B.get(), SFB.get(), host.alpha,
             reinterpret_cast<__half*>(C.get())};
   }
   void expect_exact(const std::string& when) const {
-    const gemm::CompareResult r = gemm::compare_fp16(C.download(), ref, {c.M, c.N, c.K, c.L, kTile.m, kTile.n}, c.tier);
+    const gemm::CompareResult r = gemm::compare_fp16(C.download(), ref, {c.shape.M, c.shape.N, c.shape.K, c.shape.L, kTile.m, kTile.n}, c.tier);
     EXPECT_TRUE(r.ok()) << when << ": " << r.describe();
   }
 };

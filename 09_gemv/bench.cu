@@ -1,6 +1,6 @@
-// Stage 09 against the streaming-read ceiling, its base (stage 04 at N = 1) and the peers, at the
-// public GEMV shapes (M x K x L = 7168 x 16384 x 1, 4096 x 7168 x 8, 7168 x 2048 x 4), a sweep of M
-// and K, and small M (K split across a cluster). The variants are the steps docs/design_measurements.md
+// Stage 09 against the streaming-read ceiling (read with 1 and 2 chunks per thread: the kind's rows),
+// its base (stage 04 at N = 1) and the peers, at the public GEMV shapes (M x K x L = 7168 x 16384 x 1,
+// 4096 x 7168 x 8, 7168 x 2048 x 4), a sweep of M and K, and small M (K split across a cluster). The variants are the steps docs/design_measurements.md
 // records: cache policy of A, rows per CTA, chunk size, registers, FP16 against integer products.
 #include "kernel.cuh"
 
@@ -8,11 +8,12 @@
 
 int main(int argc, char** argv) {
   using namespace stage09;
-  std::vector<gemm::bench::Shape> shapes = {{7168, 1, 16384, 1}, {4096, 1, 7168, 8}, {7168, 1, 2048, 4}};
-  for (int m : {1024, 4096, 16384}) shapes.push_back({m, 1, 8192, 1});   // M sweep
-  for (int k : {1024, 4096, 32768}) shapes.push_back({4096, 1, k, 1});   // K sweep
-  shapes.push_back({128, 1, 16384, 1});                                   // small M: K split over a cluster
-  const std::vector<gemm::bench::Variant> variants = {
+  gemm::bench::Plan plan;
+  plan.shapes = {{7168, 1, 16384, 1}, {4096, 1, 7168, 8}, {7168, 1, 2048, 4}};  // the public GEMV shapes
+  for (int m : {1024, 4096, 16384}) plan.shapes.push_back({m, 1, 8192, 1});    // M sweep
+  for (int k : {1024, 4096, 32768}) plan.shapes.push_back({4096, 1, k, 1});    // K sweep
+  plan.shapes.push_back({128, 1, 16384, 1});                                    // small M: K split over a cluster
+  plan.variants = {
       {"09 without the one-wave rule", &launch_config<Config<16, 1, ALoad::kNoAllocate, 6, false>>},
       {"09 no register cap", &launch_config<Config<16, 1, ALoad::kNoAllocate, 1, false>>},
       {"09 at most 72 registers", &launch_config<Config<16, 1, ALoad::kNoAllocate, 7, false>>},
@@ -27,5 +28,5 @@ int main(int argc, char** argv) {
       {"09 always 8 rows per CTA (80 registers)", &launch_config<Hopper>},
       {"09 always 16 rows per CTA (128 registers)", &launch_config<Hopper16Rows>},
   };
-  return gemm::bench::run_gemv(argc, argv, kStage, GEMM_PREDECESSOR_ID, shapes, variants, {1, 2});
+  return gemm::bench::run(argc, argv, kStage, GEMM_PREDECESSOR_ID, plan);
 }

@@ -45,9 +45,9 @@
 #include <string>
 
 #include "common/config.h"
-#include "common/cuda_check.h"
 #include "common/device_info.h"
 #include "common/gemm_api.h"
+#include "common/launch.cuh"
 #include "common/nvfp4_device.cuh"
 #include "common/ptx/cluster.cuh"
 #include "common/registry.h"
@@ -540,24 +540,15 @@ LaunchPlan plan(int M, int K, int L, int sm_count) {
 }
 
 template <class Cfg>
-void launch_config(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
+void launch_config(const gemm::Nvfp4GemvArgs& args, cudaStream_t stream) {
   gemm::validate_gemv(args);
   const gemm::GpuInfo& gpu = gemm::gpu_info();
   const LaunchPlan p = plan<Cfg>(args.M, args.K, args.L, gpu.usable ? gpu.sm_count : kSmsWithoutGpu);
   // A CTA's groups must be whole groups of the grid: ctas_per_batch counts clusters of `splits`.
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned(p.ctas_per_batch), unsigned(args.L), 1);
-  config.blockDim = dim3(unsigned(p.warps * kLanes), 1, 1);
-  config.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = unsigned(p.splits);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, nvfp4_gemv<Cfg>, args.M, args.K, p.splits, args.A, args.SFA, args.B,
-                                args.SFB, args.alpha, args.C));
+  gemm::launch_kernel(nvfp4_gemv<Cfg>,
+                      {dim3(unsigned(p.ctas_per_batch), unsigned(args.L)), unsigned(p.warps * kLanes), 0, stream,
+                       dim3(unsigned(p.splits))},
+                      args.M, args.K, p.splits, args.A, args.SFA, args.B, args.SFB, args.alpha, args.C);
 }
 
 template <class Cfg>
@@ -588,7 +579,7 @@ inline bool sixteen_rows(const gemm::Nvfp4GemmArgs& args, int sm_count) {
   return (int64_t(args.M) + 15) / 16 * args.L >= 2 * int64_t(sm_count);
 }
 
-inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
+inline void launch(const gemm::Nvfp4GemvArgs& args, cudaStream_t stream) {
   const gemm::GpuInfo& gpu = gemm::gpu_info();
   if (gpu.usable && gpu.cc_major == 10)
     launch_config<Blackwell>(args, stream);
@@ -598,8 +589,8 @@ inline void launch(const gemm::Nvfp4GemmArgs& args, cudaStream_t stream) {
     launch_config<Hopper>(args, stream);
 }
 
-inline constexpr gemm::Stage kStage{"09_gemv",
-                                    "NVFP4 GEMV (N = 1): the weights streamed once at DRAM speed on the CUDA cores",
-                                    gemm::Precision::kNvfp4, nullptr, &launch};
+inline constexpr gemm::StageOf kStage{"09_gemv",
+                                      "NVFP4 GEMV (N = 1): the weights streamed once at DRAM speed on the CUDA cores",
+                                      &launch};
 
 }  // namespace stage09

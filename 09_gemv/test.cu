@@ -14,13 +14,16 @@
 
 namespace {
 
-GEMM_GEMV_STAGE_TESTS(Nvfp4Gemv, stage09::kStage, stage09::launch, gemm::testing::nvfp4_gemv_cases())
+// A GEMV has no tile in N or K to speak of: comparisons count mismatches per 8 rows (a warp's rows).
+constexpr gemm::testing::Tile kTile{8, 1, 1024};
+
+GEMM_STAGE_TESTS(Nvfp4Gemv, stage09::kStage, stage09::launch, gemm::testing::kind_cases(stage09::kStage, kTile), kTile)
 
 // The other configurations (the benchmark's variants): every one must be right on the tails too.
 std::vector<gemm::testing::GemmCase> variant_cases() {
   std::vector<gemm::testing::GemmCase> c;
-  for (const auto& g : gemm::testing::nvfp4_gemv_cases())
-    if (int64_t(g.M) * g.K * g.L <= (int64_t(1) << 22)) c.push_back(g);
+  for (const auto& g : gemm::testing::kind_cases(stage09::kStage, kTile))
+    if (int64_t(g.shape.M) * g.shape.K * g.shape.L <= (int64_t(1) << 22)) c.push_back(g);
   return c;
 }
 class GpuGemvVariants : public ::testing::TestWithParam<gemm::testing::GemmCase> {};

@@ -74,7 +74,7 @@ constexpr Format kNvfp4Format{CUDA_R_4F_E2M1, 2, true, "NVFP4"};
 constexpr Format kFp8Format{CUDA_R_8F_E4M3, 1, false, "FP8 E4M3"};
 
 // One call in the project's row-major terms (gemm_api.h), any Format.
-struct Problem {
+struct LtProblem {
   int M, N, K, L;
   const uint8_t* A;  // M x K values per batch, K contiguous
   const uint8_t* B;  // N x K values per batch, K contiguous
@@ -247,7 +247,7 @@ uint8_t* workspace() {
   return ws.get();
 }
 
-std::string geometry_text(const Problem& p, const Geometry& g) {
+std::string geometry_text(const LtProblem& p, const Geometry& g) {
   if (g.m_rows == p.M && g.n_rows == p.N && !g.stage_c) return "as given";
   std::string s;
   if (g.m_rows != p.M) s += "M " + std::to_string(p.M) + " -> " + std::to_string(g.m_rows) + ", ";
@@ -257,7 +257,7 @@ std::string geometry_text(const Problem& p, const Geometry& g) {
 
 // Builds the plan for p's shape. The first call for a shape allocates and synchronises; later ones
 // find it in the cache. Callers hold lt_mutex().
-Plan& plan_for(const Format& f, const Problem& p) {
+Plan& plan_for(const Format& f, const LtProblem& p) {
   static std::map<Key, std::unique_ptr<Plan>> plans;
   const Alignments given{alignment_of(p.A, operand_bytes(f, p.M, p.K), p.L),
                          alignment_of(p.B, operand_bytes(f, p.N, p.K), p.L),
@@ -307,7 +307,7 @@ Plan& plan_for(const Format& f, const Problem& p) {
 }
 
 // Runs p through cuBLASLt; returns the plan's description.
-std::string launch(const Format& f, const Problem& p, cudaStream_t stream) {
+std::string launch(const Format& f, const LtProblem& p, cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(lt_mutex());
   Plan& plan = plan_for(f, p);
   const Geometry& g = plan.g;
@@ -388,7 +388,7 @@ void cublaslt_nvfp4(const Nvfp4GemmArgs& a, cudaStream_t stream) {
   validate(a);
   const Support& s = nvfp4_support();
   if (!s.ok) throw std::runtime_error(std::string(kCublasLtNvfp4Name) + " is unavailable: " + s.why);
-  const Problem p{a.M, a.N, a.K, a.L, a.A, a.B, a.SFA, a.SFB, sf_batch_bytes(a.M, a.K), sf_batch_bytes(a.N, a.K),
+  const LtProblem p{a.M, a.N, a.K, a.L, a.A, a.B, a.SFA, a.SFB, sf_batch_bytes(a.M, a.K), sf_batch_bytes(a.N, a.K),
                   a.alpha, a.C};
   launch(kNvfp4Format, p, stream);
 }
@@ -404,7 +404,7 @@ std::string cublaslt_fp8_selftest(const CublasLtFp8SelftestArgs& a, cudaStream_t
   if (uintptr_t(a.a_scales) % 16 || uintptr_t(a.b_scales) % 16) reject("the scales must be 16-byte aligned");
   if (!std::isfinite(a.alpha)) reject("alpha must be finite");
   if (!gpu_info().usable) throw std::runtime_error(std::string(api) + ": no usable GPU: " + gpu_info().why_not);
-  const Problem p{a.M, a.N, a.K, a.L, a.A, a.B, reinterpret_cast<const uint8_t*>(a.a_scales),
+  const LtProblem p{a.M, a.N, a.K, a.L, a.A, a.B, reinterpret_cast<const uint8_t*>(a.a_scales),
                   reinterpret_cast<const uint8_t*>(a.b_scales), int64_t(4 * sizeof(float)), int64_t(4 * sizeof(float)),
                   a.alpha, a.C};
   return launch(kFp8Format, p, stream);

@@ -12,21 +12,8 @@
 
 namespace gemm {
 
-enum class Precision { kFp32, kNvfp4 };
-
-using Fp32Launcher = void (*)(const Fp32GemmArgs&, cudaStream_t);
-using Nvfp4Launcher = void (*)(const Nvfp4GemmArgs&, cudaStream_t);
-
-// What a stage's kernel.cuh declares about itself as `inline constexpr gemm::Stage kStage{...}`.
-struct Stage {
-  const char* id;              // folder name, e.g. "00_naive"
-  const char* idea;            // the one idea the stage adds, in a line
-  Precision precision;
-  Fp32Launcher fp32 = nullptr;    // set for FP32 stages
-  Nvfp4Launcher nvfp4 = nullptr;  // set for NVFP4 stages
-  bool uses_tcgen05 = false;      // true from stage 05: on Hopper those kernels run emulated
-};
-
+// The registry holds each stage as a gemm::Stage (common/kinds/kind.h): its id, its idea, its kind and
+// its launcher. A stage's kernel.cuh declares `inline constexpr gemm::StageOf kStage{...}`.
 struct StageRegistrar {
   explicit StageRegistrar(const Stage& stage);
 };

@@ -50,33 +50,40 @@ int main(int argc, char** argv) {
   std::printf("\n================================================================================\n");
   std::printf(" Summary\n");
   std::printf("================================================================================\n");
-  std::printf("%-18s %-8s %-16s %10s %10s %8s  %-15s %s\n", "stage", "check", "shape", "time ms", "TFLOP/s", "% peak",
-              "of peak", "note");
+  // Each line (common/harness/stage_program.cpp): id, check, shape, ms per launch, the figure of merit
+  // and its unit (TFLOP/s for compute-bound stages, GB/s for memory-bound ones), the fraction of what
+  // it is measured against, that ceiling's name, a note.
+  std::printf("%-16s %-7s %-16s %10s %12s %7s  %-15s %s\n", "stage", "check", "shape", "ms/launch", "result", "%",
+              "of", "note");
   while (std::getline(in, line)) {
     const auto f = split_tabs(line);
-    if (f.size() < 6) continue;
+    if (f.size() < 8) continue;
     const std::string& status = f[1];
-    const std::string note = f.size() > 6 ? f[6] : "";
-    const std::string peak = f.size() > 7 ? f[7] : "";
+    const std::string note = f.size() > 8 ? f[8] : "";
+    const std::string& of = f[7];
     if (status == "SKIPPED") {
       ++skipped;
-      std::printf("%-18s %-8s %-16s %10s %10s %8s  %-15s %s\n", f[0].c_str(), status.c_str(), f[2].c_str(), "-", "-",
+      std::printf("%-16s %-7s %-16s %10s %12s %7s  %-15s %s\n", f[0].c_str(), status.c_str(), f[2].c_str(), "-", "-",
                   "-", "-", note.c_str());
       continue;
     }
     status == "PASSED" ? ++passed : ++failed;
-    if (peak == "EMULATED")  // the emulator's time: no TFLOP/s, no fraction of any peak
-      std::printf("%-18s %-8s %-16s %10.3f %10s %8s  %-15s %s\n", f[0].c_str(), status.c_str(), f[2].c_str(),
+    char result[64];
+    std::snprintf(result, sizeof result, "%.2f %s", std::atof(f[4].c_str()), f[5] == "GB/s" ? "GB/s" : "TF/s");
+    if (of == "EMULATED")  // the emulator's time: no TFLOP/s, no fraction of any peak
+      std::printf("%-16s %-7s %-16s %10.4f %12s %7s  %-15s %s\n", f[0].c_str(), status.c_str(), f[2].c_str(),
                   std::atof(f[3].c_str()), "-", "-", "emulated", "tcgen05 emulated: a correctness run");
     else
-      std::printf("%-18s %-8s %-16s %10.3f %10.2f %7.1f%%  %-15s %s\n", f[0].c_str(), status.c_str(), f[2].c_str(),
-                  std::atof(f[3].c_str()), std::atof(f[4].c_str()), 100.0 * std::atof(f[5].c_str()), peak.c_str(),
-                  note.c_str());
+      std::printf("%-16s %-7s %-16s %10.4f %12s %6.1f%%  %-15s %s\n", f[0].c_str(), status.c_str(), f[2].c_str(),
+                  std::atof(f[3].c_str()), result, 100.0 * std::atof(f[6].c_str()), of.c_str(), note.c_str());
   }
   std::remove(path);
   for (const auto& c : crashed) std::printf("CRASHED: %s\n", c.c_str());
-  std::printf("(%% peak: of the FP32 CUDA-core FMA peak (stages 00-04) or, on an sm_100 GPU, of the dense NVFP4\n"
-              " tensor-core peak (stages 05-07), at the GPU's max clock; tcgen05 stages run emulated elsewhere)\n");
+  std::printf("(ms/launch: median per launch, timed as the benchmarks time it (CUDA graphs over input sets rotated\n"
+              " past the L2). %%: compute-bound stages against the FP32 CUDA-core FMA peak or, for the tcgen05\n"
+              " stages on an sm_100 GPU, the dense NVFP4 tensor-core peak, at the GPU's max clock; memory-bound\n"
+              " stages (the GEMV) in GB/s against a streaming read of the same bytes timed beside them. The\n"
+              " tcgen05 stages run emulated on other GPUs: their times are not performance.)\n");
   std::printf("\n%d passed, %d failed, %d skipped\n", passed, failed + int(crashed.size()), skipped);
   return (failed || !crashed.empty()) ? 1 : 0;
 }

@@ -1,4 +1,5 @@
-// Host-side test problems: seeded random inputs in tiers, built so that a broken kernel cannot pass.
+// Host-side test problems of the GEMM kinds: seeded random inputs in tiers, built so that a broken
+// kernel cannot pass. (The kind files, common/kinds/, turn them into test cases and problems.)
 //
 //   kExact      every partial sum is exactly representable, so the GPU must match the reference bit
 //               for bit. FP32: small integers. NVFP4: every one of the 256 payload byte patterns
@@ -26,10 +27,7 @@
 
 namespace gemm {
 
-enum class Tier { kExact, kLayout, kRealistic, kScaleBit7 };
-// Tiers whose results must match the reference bit for bit.
-inline bool is_exact(Tier t) { return t == Tier::kExact || t == Tier::kScaleBit7; }
-const char* tier_name(Tier t);
+// The tiers themselves (enum Tier, tier_name, is_exact) are declared in common/kinds/kind.h.
 
 // A seed that depends on the case's name (so cases differ) and on GEMM_TEST_SEED when it is set
 // (so a run can be repeated with new data: every seed must pass).

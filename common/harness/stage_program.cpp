@@ -22,7 +22,7 @@
 #include "common/device_info.h"
 #include "common/harness/compare.h"
 #include "common/harness/problems.h"
-#include "common/reference.h"
+#include "common/harness/timing.h"
 
 namespace gemm::program {
 namespace {
@@ -31,86 +31,68 @@ namespace {
 constexpr double kFullCheckMacs = 1ull << 31;
 constexpr int kSpotSamples = 4096;
 
-template <class Launch>
-double median_ms(int iters, Launch&& launch) {
-  cudaEvent_t a, b;
-  CUDA_CHECK(cudaEventCreate(&a));
-  CUDA_CHECK(cudaEventCreate(&b));
-  std::vector<float> ms(std::max(1, iters));
-  for (int w = 0; w < 2; ++w) launch();  // warm-up
-  for (auto& t : ms) {
-    CUDA_CHECK(cudaEventRecord(a));
-    launch();
-    CUDA_CHECK(cudaEventRecord(b));
-    CUDA_CHECK(cudaEventSynchronize(b));
-    CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
-  }
-  CUDA_CHECK(cudaEventDestroy(a));
-  CUDA_CHECK(cudaEventDestroy(b));
+// The median of `iters` measurements of timing::LaunchTimer (the benchmarks' method: graph replays
+// over input sets rotated past the L2), in ms per launch.
+double median_ms(int iters, timing::LaunchTimer& timer) {
+  std::vector<double> ms(size_t(std::max(1, iters)));
+  for (auto& t : ms) t = timer.measure_ms() / timer.launches_per_measurement();
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
 }
 
-// Run once on a NaN-poisoned C (an output the kernel forgets cannot pass), compare with the CPU
-// reference (every output of a small problem; corners, tails and random spots of a large one),
-// then time `iters` launches.
-template <class Args, class Out, class Launch, class CompareFull, class CompareSpots>
-Result check_and_time(const Options& o, const Args& host, const Args& args, DeviceBuffer<Out>& C, Launch launch,
-                      CompareFull compare_full, CompareSpots compare_spots) {
+// Run once on realistic inputs with a NaN-poisoned C (an output the kernel forgets cannot pass) and
+// compare with the CPU reference (every output of a small problem; corners, tails and random spots of
+// a large one). Then time `iters` measurements the way the benchmarks do, on random inputs of the
+// same shape rotated over enough copies to defeat the L2; a memory-bound kind's streaming read (its
+// ceiling) is timed the same way, and the result is given as a fraction of it.
+Result check_and_time(const Stage& stage, const Options& o) {
+  const Kind& kind = stage.kind();
+  const Shape shape{o.M, o.N, o.K, o.L};
+  std::printf("  inputs: %s, seed %llu\n", kind.describe_inputs(Tier::kRealistic), (unsigned long long)o.seed);
   Result r;
-  C.fill_bytes(0xFF);
-  launch();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<Out> got = C.download();
-  const CompareShape shape{o.M, o.N, o.K, o.L};
-  CompareResult cmp;
-  if (double(o.M) * o.N * o.K * o.L <= kFullCheckMacs) {
-    cmp = compare_full(got, reference_gemm(host), shape);
-  } else {
-    SpotSet s = spot_positions(o.M, o.N, o.L, kSpotSamples, o.seed);
-    for (size_t i = 0; i < s.l.size(); ++i) {
-      double abs_sum;
-      s.want.push_back(reference_at(host, s.l[i], s.m[i], s.n[i], &abs_sum));
-      s.abs_sum.push_back(abs_sum);
-    }
-    cmp = compare_spots(got, s, shape);
+  {
+    const std::unique_ptr<Problem> p = kind.make_problem(shape, Tier::kRealistic, o.seed);
+    const std::unique_ptr<DeviceInputs> in = p->upload();
+    DeviceBuffer<uint8_t> C(size_t(kind.output_bytes(shape)));
+    C.fill_bytes(0xFF);
+    stage.launcher()(in->args(0, C.get()), nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<uint8_t> got = C.download();
+    const CompareResult cmp = double(o.M) * o.N * o.K * o.L <= kFullCheckMacs
+                                  ? p->compare(got.data(), Tile{128, 128, 128})
+                                  : p->compare_spots(got.data(), kSpotSamples, o.seed);
+    r.checked = cmp.checked;
+    r.status = cmp.ok() ? "PASSED" : "FAILED";
+    if (!cmp.ok()) r.why = cmp.describe();
   }
-  r.checked = cmp.checked;
-  r.status = cmp.ok() ? "PASSED" : "FAILED";
-  if (!cmp.ok()) r.why = cmp.describe();
-  r.ms = median_ms(o.iters, launch);
-  r.tflops = flops(o.M, o.N, o.K, o.L) / (r.ms * 1e-3) * 1e-12;
-  r.gbps = min_bytes(args) / (r.ms * 1e-3) * 1e-9;
+  timing::Method method = timing::Method::kGraph;
+  std::string bad;
+  timing::method_from_env(&method, &bad);
+  const bool emulated = stage.uses_tcgen05 && !gpu_info().tcgen05_native();
+  const double input_bytes = std::max(1.0, kind.min_bytes(shape) - double(kind.output_bytes(shape)));
+  const int sets = emulated ? timing::kMinSets : timing::input_sets(input_bytes);
+  {
+    const std::unique_ptr<DeviceInputs> in = kind.bench_inputs(shape, sets);
+    DeviceBuffer<uint8_t> C(size_t(kind.output_bytes(shape)));
+    std::vector<AnyArgs> args;
+    for (int i = 0; i < sets; ++i) args.push_back(in->args(i, C.get()));
+    const Launcher launch = stage.launcher();
+    timing::LaunchTimer timer(sets, [&](int i, cudaStream_t st) { launch(args[size_t(i)], st); }, method);
+    r.ms = median_ms(o.iters, timer);
+    r.timing = std::string(timer.launches_per_graph() > 0 ? "CUDA graphs" : "per-launch events") + ", " +
+               std::to_string(sets) + " input sets";
+  }
+  r.tflops = kind.flops(shape) / (r.ms * 1e-3) * 1e-12;
+  r.gbps = kind.min_bytes(shape) / (r.ms * 1e-3) * 1e-9;
+  if (kind.merit() == Merit::kMemory && !emulated) {
+    for (const ExtraRow& e : kind.extra_rows()) {
+      if (e.role != "stream") continue;
+      const TimedWork w = e.prepare(shape, [](double b) { return timing::input_sets(b); });
+      timing::LaunchTimer timer(w.sets, w.launch, method);
+      r.ceiling_gbps = std::max(r.ceiling_gbps, kind.min_bytes(shape) / (median_ms(o.iters, timer) * 1e-3) * 1e-9);
+    }
+  }
   return r;
-}
-
-Result check_and_time_fp32(const Stage& stage, const Options& o) {
-  std::printf("  inputs: realistic normal(0,1) data with outliers, seed %llu\n", (unsigned long long)o.seed);
-  const HostFp32Problem p = make_fp32_problem(o.M, o.N, o.K, o.L, Tier::kRealistic, o.seed);
-  DeviceBuffer<float> A(p.A), B(p.B), C(size_t(int64_t(o.M) * o.N * o.L));
-  const Fp32GemmArgs args{o.M, o.N, o.K, o.L, A.get(), B.get(), C.get()};
-  return check_and_time(
-      o, p.host_args(), args, C, [&] { stage.fp32(args, nullptr); },
-      [](const auto& got, const ReferenceOutput& ref, const CompareShape& sh) {
-        return compare_fp32(got, ref, sh, Tier::kRealistic);
-      },
-      compare_spots_fp32);
-}
-
-Result check_and_time_nvfp4(const Stage& stage, const Options& o) {
-  std::printf("  inputs: realistic normal(0,1) data with outliers, quantized to NVFP4 on the CPU, seed %llu\n",
-              (unsigned long long)o.seed);
-  const HostNvfp4Problem p = make_nvfp4_problem(o.M, o.N, o.K, o.L, Tier::kRealistic, o.seed);
-  DeviceBuffer<uint8_t> A(p.a.data), SFA(p.a.sf), B(p.b.data), SFB(p.b.sf);
-  DeviceBuffer<uint16_t> C(size_t(int64_t(o.M) * o.N * o.L));
-  const Nvfp4GemmArgs args{o.M, o.N, o.K, o.L, A.get(), SFA.get(), B.get(), SFB.get(), p.alpha,
-                           reinterpret_cast<__half*>(C.get())};
-  return check_and_time(
-      o, p.host_args(), args, C, [&] { stage.nvfp4(args, nullptr); },
-      [](const auto& got, const ReferenceOutput& ref, const CompareShape& sh) {
-        return compare_fp16(got, ref, sh, Tier::kRealistic);
-      },
-      compare_spots_fp16);
 }
 
 }  // namespace
@@ -180,10 +162,13 @@ std::string shape_text(const Options& o) {
 // Appends the tutorial runner's line; false (with a message) if the file could not be written.
 bool append_summary(const Stage& stage, const Options& o, const Result& r) {
   if (o.summary.empty()) return true;
+  // id, check, shape, ms per launch, the kind's figure of merit and its unit (TFLOP/s or GB/s), the
+  // fraction of what it is measured against, that ceiling's name, a note (or why it was skipped).
+  const bool memory = stage.kind().merit() == Merit::kMemory;
   char line[1024];
-  std::snprintf(line, sizeof line, "%s\t%s\t%s\t%.4f\t%.3f\t%.4f\t%s\t%s\n", stage.id, r.status.c_str(),
-                shape_text(o).c_str(), r.ms, r.tflops, r.peak_fraction,
-                r.status == "SKIPPED" ? r.why.c_str() : r.note.c_str(), r.peak_name.c_str());
+  std::snprintf(line, sizeof line, "%s\t%s\t%s\t%.4f\t%.3f\t%s\t%.4f\t%s\t%s\n", stage.id, r.status.c_str(),
+                shape_text(o).c_str(), r.ms, memory ? r.gbps : r.tflops, memory ? "GB/s" : "TFLOP/s", r.peak_fraction,
+                r.peak_name.c_str(), r.status == "SKIPPED" ? r.why.c_str() : r.note.c_str());
   std::ofstream f(o.summary, std::ios::app);
   f << line;
   f.close();
@@ -200,14 +185,17 @@ void print_help(const Stage& stage, const Options& d, const std::vector<Flag>& f
   std::printf("  Explains the stage with the numbers of the problem, then runs its kernel on C = A * B^T (M x N x K,\n"
               "  L batches), checks the result against the CPU reference and times it. Without a GPU only the\n"
               "  explanation runs; on a GPU this program cannot use, it says so in one line.\n\n");
-  const bool nvfp4 = stage.precision == Precision::kNvfp4;
-  std::printf("  --m M          rows of A and of C (default %d): 1 or more\n", d.M);
-  std::printf("  --n N          rows of B, columns of C (default %d): 1 or more\n", d.N);
-  std::printf("  --k K          length of the dot products (default %d): 1 or more%s\n", d.K,
-              nvfp4 ? ", a multiple of 32 (NVFP4)" : "");
+  const Kind& kind = stage.kind();
+  std::string problem = kind.summary();  // indented under its heading, line by line
+  for (size_t at = problem.find('\n'); at != std::string::npos; at = problem.find('\n', at + 1)) problem.insert(at + 1, "  ");
+  std::printf("  The problem (%s):\n    %s\n\n", kind.title(), problem.c_str());
+  std::printf("  --m M          rows of A and of C (default %d): %s\n", d.M, kind.size_help('m').c_str());
+  std::printf("  --n N          rows of B, columns of C (default %d): %s\n", d.N, kind.size_help('n').c_str());
+  std::printf("  --k K          length of the dot products (default %d): %s\n", d.K, kind.size_help('k').c_str());
   std::printf("  --l L          batches: C[l] = A[l] * B[l]^T (default %d): 1 to %d\n", d.L, kMaxBatch);
   std::printf("                 (M*K*L, N*K*L and M*N*L must each stay below 2^46)\n");
-  std::printf("  --iters I      timed launches, the median is reported (default %d): 1 to 1000000\n", d.iters);
+  std::printf("  --iters I      timed measurements (graph replays), the median is reported (default %d): 1 to\n"
+              "                 1000000\n", d.iters);
   std::printf("  --seed S       seed of the random inputs (default %llu): 0 to 2^64 - 1\n", (unsigned long long)d.seed);
   std::printf("  --summary FILE append the result as one tab-separated line to FILE (the tutorial runner\n"
               "                 reads it); FILE must be writable\n");
@@ -265,7 +253,11 @@ Options parse(int argc, char** argv, const Stage& stage, Options o, const std::v
   });
 
   const Options defaults = o;
-  const bool nvfp4 = stage.precision == Precision::kNvfp4;
+  const Kind& kind = stage.kind();
+  // A size the kind does not allow ("--n 2" for a GEMV, a K that is no multiple of 32 for NVFP4).
+  auto check_size = [&](const std::string& flag, const std::string& value, char which, long long v) {
+    if (const std::string rule = kind.size_rule(which, v); !rule.empty()) reject(given(flag, value) + rule);
+  };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") {
@@ -297,13 +289,15 @@ Options parse(int argc, char** argv, const Stage& stage, Options o, const std::v
       value = argv[++i];
     }
     constexpr long long kIntMax = 2147483647;
-    if (a == "--m") o.M = int(parse_integer(a, value, 1, kIntMax, "from 1 to 2147483647"));
-    else if (a == "--n") o.N = int(parse_integer(a, value, 1, kIntMax, "from 1 to 2147483647"));
-    else if (a == "--k") {
+    if (a == "--m") {
+      o.M = int(parse_integer(a, value, 1, kIntMax, "from 1 to 2147483647"));
+      check_size(a, value, 'm', o.M);
+    } else if (a == "--n") {
+      o.N = int(parse_integer(a, value, 1, kIntMax, "from 1 to 2147483647"));
+      check_size(a, value, 'n', o.N);
+    } else if (a == "--k") {
       o.K = int(parse_integer(a, value, 1, kIntMax, "from 1 to 2147483647"));
-      if (nvfp4 && o.K % kNvfp4KMultiple != 0)
-        reject(given(a, value) + "must be a multiple of 32 for an NVFP4 stage (each row of A and B is whole "
-               "16-byte chunks)");
+      check_size(a, value, 'k', o.K);
     } else if (a == "--l") o.L = int(parse_integer(a, value, 1, kMaxBatch, "from 1 to 65535"));
     else if (a == "--iters") o.iters = int(parse_integer(a, value, 1, 1000000, "from 1 to 1000000"));
     else if (a == "--seed") o.seed = parse_seed(a, value);
@@ -346,9 +340,8 @@ Options parse(int argc, char** argv, const Stage& stage, Options o, const std::v
   // A problem too big for this GPU's memory, or for this machine's, before anything is allocated:
   // the operands and C on the GPU; on the host the same, plus the FP32 inputs NVFP4 is quantized from.
   if (g.usable) {
-    const double mk = double(o.M) * o.K * o.L, nk = double(o.N) * o.K * o.L, mn = double(o.M) * o.N * o.L;
-    const double device = nvfp4 ? 0.5625 * (mk + nk) + 2 * mn : 4 * (mk + nk + mn);
-    const double host = device + (nvfp4 ? 4 * (mk + nk) : 0);
+    const Shape shape{o.M, o.N, o.K, o.L};
+    const double device = kind.device_bytes(shape), host = kind.host_bytes(shape);
     const double host_memory = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     const std::string sizes = "--m " + std::to_string(o.M) + " --n " + std::to_string(o.N) + " --k " +
                               std::to_string(o.K) + " --l " + std::to_string(o.L);
@@ -424,19 +417,21 @@ Result run_and_check(const Stage& stage, const Options& o) {
               g.cc_minor, g.sm_count, g.sm_clock_khz / 1e3, cuda_version_string(g.runtime_version).c_str(),
               cuda_version_string(g.driver_version).c_str());
   try {
-    Result r = stage.precision == Precision::kFp32 ? check_and_time_fp32(stage, o) : check_and_time_nvfp4(stage, o);
-    // The peak a stage's time is measured against: the tensor cores' dense NVFP4 rate for the tcgen05
-    // stages on an sm_100 GPU, the CUDA cores' FP32 FMA rate for the others; none where tcgen05 is
-    // emulated, because that time is the emulator's.
+    Result r = check_and_time(stage, o);
+    // What the time is measured against: a memory-bound kind's streaming read, timed beside it; the
+    // tensor cores' dense NVFP4 rate for the tcgen05 stages on an sm_100 GPU; the CUDA cores' FP32 FMA
+    // rate for the other compute-bound stages; nothing where tcgen05 is emulated, because that time
+    // is the emulator's.
+    const Kind& kind = stage.kind();
     if (stage.uses_tcgen05 && !g.tcgen05_native()) {
       r.note = "tcgen05 EMULATED on this GPU: the time is not performance";
       r.peak_name = "EMULATED";
-    } else if (stage.uses_tcgen05) {
-      r.peak_fraction = r.tflops / g.nvfp4_dense_peak_tflops();
-      r.peak_name = "NVFP4 tensor";
+    } else if (kind.merit() == Merit::kMemory) {
+      r.peak_fraction = r.ceiling_gbps > 0 ? r.gbps / r.ceiling_gbps : 0;
+      r.peak_name = "stream read";
     } else {
-      r.peak_fraction = r.tflops / g.fp32_peak_tflops();
-      r.peak_name = "FP32 CUDA-core";
+      r.peak_fraction = r.tflops / kind.peak(stage.uses_tcgen05).tflops;
+      r.peak_name = stage.uses_tcgen05 ? "NVFP4 tensor" : "FP32 CUDA-core";
     }
     return r;
   } catch (const std::exception& e) {
@@ -456,10 +451,16 @@ int finish(const Stage& stage, const Options& o, const Result& r) {
     std::printf("  check against the CPU reference: %s (%lld outputs compared)\n", r.status.c_str(), (long long)r.checked);
     if (!r.why.empty()) std::printf("%s\n", r.why.c_str());
     if (r.peak_name == "EMULATED")
-      std::printf("  %s: median %.3f ms over %d runs (EMULATED: no performance meaning)\n", shape.c_str(), r.ms, o.iters);
+      std::printf("  %s: median %.3f ms over %d measurements (EMULATED: no performance meaning)\n", shape.c_str(), r.ms,
+                  o.iters);
+    else if (stage.kind().merit() == Merit::kMemory)
+      std::printf("  %s: median %.4f ms over %d measurements = %.0f GB/s, %.1f%% of the streaming read (%.0f GB/s)"
+                  " measured beside it\n", shape.c_str(), r.ms, o.iters, r.gbps, 100.0 * r.peak_fraction, r.ceiling_gbps);
     else
-      std::printf("  %s: median %.3f ms over %d runs = %.2f TFLOP/s, %.0f GB/s, %.1f%% of the %s peak\n", shape.c_str(),
-                  r.ms, o.iters, r.tflops, r.gbps, 100.0 * r.peak_fraction, r.peak_name.c_str());
+      std::printf("  %s: median %.3f ms over %d measurements = %.2f TFLOP/s, %.0f GB/s, %.1f%% of the %s peak\n",
+                  shape.c_str(), r.ms, o.iters, r.tflops, r.gbps, 100.0 * r.peak_fraction, r.peak_name.c_str());
+    std::printf("  timed as the benchmarks do: %s (common/harness/timing.h), each measurement a graph replay or\n"
+                "  one launch; the ms are per launch\n", r.timing.c_str());
     if (!r.note.empty()) std::printf("  NOTE: %s\n", r.note.c_str());
   }
   const bool summary_ok = append_summary(stage, o, r);

@@ -58,14 +58,19 @@ struct Result {
   std::string status = "SKIPPED";  // PASSED, FAILED or SKIPPED (no GPU)
   std::string why;                  // for SKIPPED/FAILED
   double ms = 0, tflops = 0, gbps = 0, peak_fraction = 0;
-  std::string peak_name;            // what peak_fraction is of; "EMULATED" where the time is not performance
+  std::string peak_name;            // what peak_fraction is of ("stream read" for a memory-bound kind);
+                                    // "EMULATED" where the time is not performance
+  double ceiling_gbps = 0;          // a memory-bound kind: its streaming read, timed beside it
+  std::string timing;               // how it was timed ("CUDA graphs, 8 input sets")
   int64_t checked = 0;
   std::string note;                 // e.g. "tcgen05 emulated: timing is not performance"
 };
 
 // Realistic-tier inputs at the options' shape: run once on a NaN-poisoned C, check against the CPU
 // reference (every output for small problems, otherwise corners, tails and random samples), then
-// time `iters` launches with CUDA events and report the median. No GPU: status SKIPPED.
+// time `iters` measurements as the benchmarks do (common/harness/timing.h: graph replays over inputs
+// rotated past the L2) and report the median per launch, with the kind's figure of merit (TFLOP/s
+// and a fraction of a peak; GB/s and a fraction of the streaming read). No GPU: status SKIPPED.
 Result run_and_check(const Stage& stage, const Options& o);
 
 // Writes `contents` to `path` (an output file option, `flag`, that parse checked) and prints "wrote

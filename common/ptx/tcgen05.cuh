@@ -43,14 +43,6 @@
 
 #include "common/ptx/arch.cuh"  // GEMM_HAS_TCGEN05, GEMM_PROTOCOL_ACTIVE
 
-namespace gemm::tcgen05 {
-
-// The former name of gemm::bind_device_state() (common/device_state.h), for launchers not yet written
-// with the launch door; it binds everything this source file registered.
-static inline void prepare_launch() { bind_device_state(); }
-
-}  // namespace gemm::tcgen05
-
 namespace gemm::ptx {
 
 // elect.sync _|p, membermask;   (PTX 9.7.13.14) true in exactly one lane of the full warp, the same

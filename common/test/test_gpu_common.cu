@@ -30,7 +30,7 @@ TEST_P(GpuCublasPeer, MatchesCpuReference) {
   testing::run_case(cublas_sgemm, GetParam(), {128, 128, 32});
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, GpuCublasPeer, ::testing::ValuesIn(testing::fp32_cases({128, 128, 32})),
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuCublasPeer, ::testing::ValuesIn(KindOf<Fp32GemmArgs>::get().cases({128, 128, 32})),
                          testing::case_name);
 
 TEST(GpuCublasPeerArgs, RejectsInvalidArguments) {
@@ -71,9 +71,7 @@ std::vector<testing::GemmCase> cublaslt_nvfp4_cases() {
   std::vector<testing::GemmCase> cases;
   for (Tier tier : {Tier::kExact, Tier::kLayout, Tier::kRealistic})
     for (auto [M, N, K, L] : {std::array<int, 4>{1, 1, 32, 1}, {129, 257, 544, 1}, {256, 256, 1024, 2}, {29, 53, 96, 3}})
-      cases.push_back({std::string(tier_name(tier)) + "_M" + std::to_string(M) + "_N" + std::to_string(N) + "_K" +
-                           std::to_string(K) + "_L" + std::to_string(L),
-                       M, N, K, L, tier});
+      cases.push_back({case_name(tier, {M, N, K, L}), {M, N, K, L}, tier});
   return cases;
 }
 

@@ -167,19 +167,19 @@ TEST(Compare, SpotPositionsCoverCornersAndTails) {
 }
 
 TEST(Cases, IncludeTailsPrimesAndBatches) {
-  const auto fp32 = testing::fp32_cases({64, 64, 8});
-  const auto nvfp4 = testing::nvfp4_cases({128, 128, 128});
+  const auto fp32 = KindOf<Fp32GemmArgs>::get().cases({64, 64, 8});
+  const auto nvfp4 = KindOf<Nvfp4GemmArgs>::get().cases({128, 128, 128});
   auto has = [](const auto& cases, auto pred) {
     for (const auto& c : cases)
       if (pred(c)) return true;
     return false;
   };
-  EXPECT_TRUE(has(fp32, [](auto& c) { return c.M == 1 && c.N == 1 && c.K == 1; }));
-  EXPECT_TRUE(has(fp32, [](auto& c) { return c.M == 65 && c.N == 65 && c.K == 9; }));  // one past the tile
-  EXPECT_TRUE(has(fp32, [](auto& c) { return c.L > 1; }));
-  EXPECT_TRUE(has(nvfp4, [](auto& c) { return c.M == 129 && c.K % 32 == 0; }));
-  EXPECT_TRUE(has(nvfp4, [](auto& c) { return c.L > 1 && c.tier == Tier::kLayout; }));
-  for (const auto& c : nvfp4) EXPECT_EQ(c.K % 32, 0) << c.name;
+  EXPECT_TRUE(has(fp32, [](auto& c) { return c.shape.M == 1 && c.shape.N == 1 && c.shape.K == 1; }));
+  EXPECT_TRUE(has(fp32, [](auto& c) { return c.shape.M == 65 && c.shape.N == 65 && c.shape.K == 9; }));  // one past the tile
+  EXPECT_TRUE(has(fp32, [](auto& c) { return c.shape.L > 1; }));
+  EXPECT_TRUE(has(nvfp4, [](auto& c) { return c.shape.M == 129 && c.shape.K % 32 == 0; }));
+  EXPECT_TRUE(has(nvfp4, [](auto& c) { return c.shape.L > 1 && c.tier == Tier::kLayout; }));
+  for (const auto& c : nvfp4) EXPECT_EQ(c.shape.K % 32, 0) << c.name;
   std::set<std::string> names;
   for (const auto& c : fp32) EXPECT_TRUE(names.insert(c.name).second) << "duplicate case " << c.name;
 }
