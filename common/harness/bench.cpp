@@ -79,29 +79,58 @@ void count_shape(benchmark::State& state, const Kind& kind, const Shape& s, cons
   }
 }
 
+// Whether arguments of `from` can be presented as arguments of `to` (Kind::as_kind).
+bool has_view(const Kind& from, const Kind& to) {
+  if (&from == &to) return true;
+  try {
+    from.as_kind(from.placeholder_args(), to);
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
 void bench_row(benchmark::State& state, const Kind& kind, const Row& row, const Shape& s) {
   const bool emulated = row.role.find("EMULATED") != std::string::npos;
+  const Kind* counted = &kind;  // whose FLOPs and bytes the row's counters are in
   if (row.launch) {
+    // A launcher of another kind runs on this kind's inputs where this kind has a view of them as its
+    // own (a GEMV as a GEMM at N = 1), and otherwise on its own kind's inputs of the same shape (the
+    // FP32 stage 02 as stage 03's base): FLOPs and bytes are then that kind's.
+    const Kind& own = row.launch->kind();
+    const bool view = has_view(kind, own);
+    const Kind& data = view ? kind : own;
+    counted = &data;
     // The inputs' bytes set how many copies cover the L2 (C is written, not re-read).
-    const double input_bytes = std::max(1.0, kind.min_bytes(s) - double(kind.output_bytes(s)));
-    const std::unique_ptr<DeviceInputs> in = kind.bench_inputs(s, sets_for(input_bytes, emulated));
-    DeviceBuffer<uint8_t> C(size_t(kind.output_bytes(s)));
+    const double input_bytes = std::max(1.0, data.min_bytes(s) - double(data.output_bytes(s)));
+    const std::unique_ptr<DeviceInputs> in = data.bench_inputs(s, sets_for(input_bytes, emulated));
+    DeviceBuffer<uint8_t> C(size_t(data.output_bytes(s)));
     std::vector<AnyArgs> args;
     for (int i = 0; i < in->sets(); ++i) {
       const AnyArgs a = in->args(i, C.get());
-      args.push_back(&row.launch->kind() == &kind ? a : kind.as_kind(a, row.launch->kind()));
+      args.push_back(&own == &data ? a : data.as_kind(a, own));
     }
     const Launcher& launch = *row.launch;
     time_launches(
-        state, in->sets(), [&](int i, cudaStream_t st) { launch(args[size_t(i)], st); }, kind.flops(s),
-        kind.min_bytes(s), row.peak_tflops, input_bytes);
+        state, in->sets(), [&](int i, cudaStream_t st) { launch(args[size_t(i)], st); }, data.flops(s),
+        data.min_bytes(s), row.peak_tflops, input_bytes);
   } else {
     const TimedWork w = row.work(s, [](double bytes) { return timing::input_sets(bytes); });
     time_launches(state, w.sets, w.launch, row.role == "stream" ? 0.0 : kind.flops(s), kind.min_bytes(s), 0.0,
                   w.own_bytes > 0 ? w.own_bytes : kind.min_bytes(s));
     if (w.own_bytes > 0) state.counters["own_GB/s"] = double(state.counters["GB/s"]) * w.own_bytes / kind.min_bytes(s);
   }
-  count_shape(state, kind, s, row.role);
+  count_shape(state, *counted, s, row.role);
+}
+
+// A row that fails (an exception from a launcher, an allocation) is reported as that benchmark's
+// error, with its message, and the others still run.
+void run_row(benchmark::State& state, const Kind& kind, const Row& row, const Shape& s) {
+  try {
+    bench_row(state, kind, row, s);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
 }
 
 void add_context(const Stage& self, timing::Method method) {
@@ -252,7 +281,7 @@ int run(int argc, char** argv, const Stage& self, const char* base_id, const Pla
   for (const Shape& s : shapes)
     for (const Row& row : rows) {
       const std::string name = row.name + "/" + shape_text(s);
-      benchmark::RegisterBenchmark(name.c_str(), [&kind, row, s](benchmark::State& st) { bench_row(st, kind, row, s); })
+      benchmark::RegisterBenchmark(name.c_str(), [&kind, row, s](benchmark::State& st) { run_row(st, kind, row, s); })
           ->UseManualTime()
           ->Unit(unit)
           ->MinTime(min_time);
