@@ -190,8 +190,10 @@ def committed_tree(root, files):
     git(root, "commit", "-q", "-m", "before the fix")
 
 
-class PropagateTest(unittest.TestCase):
-    def setUp(self):
+class GitTree:
+    """A temporary project tree under git (the --propagate tests): the tool run on it, files read back."""
+
+    def make_tree(self):
         if shutil.which("git") is None:
             self.skipTest("git is not installed")
         self.tmp = tempfile.TemporaryDirectory()
@@ -209,6 +211,11 @@ class PropagateTest(unittest.TestCase):
     def read(self, path):
         with open(os.path.join(self.root, path), encoding="utf-8", newline="") as f:
             return f.read()
+
+
+class PropagateTest(GitTree, unittest.TestCase):
+    def setUp(self):
+        self.make_tree()
 
     def history(self, fix_before, fix_after, later):
         files = {"CMakeLists.txt": HISTORY_CMAKE, "05_tcgen05_2cta/kernel.cuh": fixture(fix_before)}
@@ -246,7 +253,7 @@ class PropagateTest(unittest.TestCase):
             self.assertIn(">>>>>>> 05_tcgen05_2cta/kernel.cuh", text)
 
 
-class PropagateSmallTest(unittest.TestCase):
+class PropagateSmallTest(GitTree, unittest.TestCase):
     """--propagate on a small project: namespaces, branches, steps that already have the change, --from."""
     CMAKE = """
 add_gemm_stage(00_a)
@@ -261,28 +268,12 @@ add_gemm_stage(04_after_branch)
                 f"int g() {{ return {ns}::f(1); }}\n}}  // namespace {ns}\n")
 
     def setUp(self):
-        if shutil.which("git") is None:
-            self.skipTest("git is not installed")
-        self.tmp = tempfile.TemporaryDirectory()
-        self.root = self.tmp.name
+        self.make_tree()
         committed_tree(self.root, {"CMakeLists.txt": self.CMAKE, "00_a/kernel.cuh": self.kernel("stage00"),
                                    "01_b/kernel.cuh": self.kernel("stage01", "int h() { return 2; }\n"),
                                    "02_c/kernel.cuh": self.kernel("stage02"),
                                    "03_other/kernel.cuh": self.kernel("stage03"),
                                    "04_after_branch/kernel.cuh": self.kernel("stage04")})
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def run_tool(self, *args):
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            rc = stage_diff.main(list(args) + ["--root", self.root])
-        return rc, out.getvalue()
-
-    def read(self, path):
-        with open(os.path.join(self.root, path), encoding="utf-8") as f:
-            return f.read()
 
     def test_a_fix_lands_in_every_later_step_and_branch_in_that_steps_namespace(self):
         fixed = self.read("00_a/kernel.cuh").replace("int g() { return stage00::f(1); }",

@@ -64,10 +64,7 @@ class Fp32GemmKind final : public Kind {
     c.add(Tier::kRealistic, 1024, 1024, 1024, 1);
     return c.take();
   }
-  Case element_aligned_c_case() const override {
-    const Shape s{67, 48, 96, 2};
-    return {"c_offset_" + case_name(Tier::kExact, s), s, Tier::kExact};
-  }
+  Case element_aligned_c_case() const override { return family::element_aligned_c_case({67, 48, 96, 2}); }
 
   std::vector<BadArgument> bad_arguments() const override {
     using F = Fp32GemmArgs;

@@ -35,6 +35,9 @@ class CaseList {
   std::vector<Case> cases_;
 };
 
+// The small exact case the C-offset test runs (C one element past an allocation's start).
+inline Case element_aligned_c_case(const Shape& s) { return {"c_offset_" + case_name(Tier::kExact, s), s, Tier::kExact}; }
+
 // The rules every GEMM contract has: sizes, L, the three operands that every kind names A, B, C.
 template <class Args>
 std::vector<BadArgument> dims_and_pointers() {

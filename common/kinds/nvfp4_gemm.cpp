@@ -150,10 +150,7 @@ class Nvfp4GemmKind final : public Kind {
     c.add(Tier::kScaleBit7, 29, 53, 96, 3);
     return c.take();
   }
-  Case element_aligned_c_case() const override {
-    const Shape s{67, 48, 96, 2};
-    return {"c_offset_" + case_name(Tier::kExact, s), s, Tier::kExact};
-  }
+  Case element_aligned_c_case() const override { return family::element_aligned_c_case({67, 48, 96, 2}); }
   std::vector<BadArgument> bad_arguments() const override { return nvfp4::bad_arguments<Nvfp4GemmArgs>(); }
   AnyArgs placeholder_args() const override { return nvfp4::placeholder_args<Nvfp4GemmArgs>(64); }
   std::unique_ptr<Problem> make_problem(const Shape& s, Tier tier, uint64_t seed) const override {

@@ -137,10 +137,7 @@ class Nvfp4GemvKind final : public Kind {
     c.add(Tier::kScaleBit7, 67, 1, 1056, 3);
     return c.take();
   }
-  Case element_aligned_c_case() const override {
-    const Shape s{67, 1, 96, 2};
-    return {"c_offset_" + case_name(Tier::kExact, s), s, Tier::kExact};
-  }
+  Case element_aligned_c_case() const override { return family::element_aligned_c_case({67, 1, 96, 2}); }
   // Every rule of the NVFP4 contract, plus N = 2 and N = 64.
   std::vector<BadArgument> bad_arguments() const override {
     auto v = nvfp4::bad_arguments<Nvfp4GemvArgs>();
