@@ -177,12 +177,6 @@ std::string tflops_text(double t) {
 
 }  // namespace
 
-std::vector<Shape> squares(std::initializer_list<int> sizes) {
-  std::vector<Shape> v;
-  for (int s : sizes) v.push_back({s, s, s, 1});
-  return v;
-}
-
 void time_launches(benchmark::State& state, int sets, const std::function<void(int, cudaStream_t)>& launch,
                    double flops, double bytes, double peak_tflops, double bytes_per_set) {
   timing::Method method = timing::Method::kGraph;

@@ -31,8 +31,6 @@
 
 namespace gemm::bench {
 
-std::vector<Shape> squares(std::initializer_list<int> sizes);
-
 // Another configuration of the stage's kernel (e.g. a different tile width), timed beside it with
 // label "variant" ("variant EMULATED" where the stage's tcgen05 runs emulated).
 struct Variant {
