@@ -105,14 +105,18 @@ void bench_row(benchmark::State& state, const Kind& kind, const Row& row, const 
     const double input_bytes = std::max(1.0, data.min_bytes(s) - double(data.output_bytes(s)));
     const std::unique_ptr<DeviceInputs> in = data.bench_inputs(s, sets_for(input_bytes, emulated));
     DeviceBuffer<uint8_t> C(size_t(data.output_bytes(s)));
-    std::vector<AnyArgs> args;
+    std::vector<std::vector<AnyArgs>> calls;  // per set: one call, or the calls of the view
     for (int i = 0; i < in->sets(); ++i) {
       const AnyArgs a = in->args(i, C.get());
-      args.push_back(&own == &data ? a : data.as_kind(a, own));
+      calls.push_back(&own == &data ? std::vector<AnyArgs>{a} : data.as_kind(a, own));
     }
     const Launcher& launch = *row.launch;
     time_launches(
-        state, in->sets(), [&](int i, cudaStream_t st) { launch(args[size_t(i)], st); }, data.flops(s),
+        state, in->sets(),
+        [&](int i, cudaStream_t st) {
+          for (const AnyArgs& a : calls[size_t(i)]) launch(a, st);
+        },
+        data.flops(s),
         data.min_bytes(s), row.peak_tflops, input_bytes);
   } else {
     const TimedWork w = row.work(s, [](double bytes) { return timing::input_sets(bytes); });

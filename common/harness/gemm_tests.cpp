@@ -21,11 +21,6 @@ constexpr int kPoisonByte = 0xFF;  // every float and every half made of 0xFF by
 // fails the case.
 constexpr size_t kGuardBytes = 128;
 
-size_t element_bytes(const Kind& kind, const Shape& s) {
-  const int64_t elements = int64_t(s.M) * s.N * s.L;
-  return elements > 0 ? size_t(kind.output_bytes(s) / elements) : 1;
-}
-
 bool all_bytes_are(const std::vector<uint8_t>& v, size_t from, size_t to, int byte) {
   for (size_t i = from; i < to; ++i)
     if (v[i] != byte) return false;
@@ -89,7 +84,7 @@ void run_case(const Launcher& launch, const Case& c, Tile tile, int c_offset) {
   const std::unique_ptr<Problem> p = kind.make_problem(c.shape, c.tier, seed_for(c.name));
   const std::unique_ptr<DeviceInputs> in = p->upload();
   const size_t bytes = size_t(kind.output_bytes(c.shape));
-  const size_t first = kGuardBytes + size_t(c_offset) * element_bytes(kind, c.shape);
+  const size_t first = kGuardBytes + size_t(c_offset) * size_t(kind.output_element_bytes());
   DeviceBuffer<uint8_t> C(first + bytes + kGuardBytes);
   const AnyArgs args = in->args(0, C.get() + first);
   auto run = [&] {
@@ -115,7 +110,7 @@ void run_case_with_guards(const Launcher& launch, const Case& c, Tile tile, int 
   const std::unique_ptr<Problem> p = kind.make_problem(c.shape, c.tier, seed_for(c.name));
   const std::unique_ptr<DeviceInputs> in = p->upload();
   const size_t bytes = size_t(kind.output_bytes(c.shape)), guard = 8192;  // bytes of pattern on each side
-  const size_t first = guard + size_t(c_offset) * element_bytes(kind, c.shape);
+  const size_t first = guard + size_t(c_offset) * size_t(kind.output_element_bytes());
   std::vector<uint8_t> pattern(first + bytes + guard + 16);
   for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = uint8_t(0xA5u ^ (i * 40503u >> 3));
   DeviceBuffer<uint8_t> buf(pattern);

@@ -47,7 +47,7 @@ double median_ms(int iters, timing::LaunchTimer& timer) {
 // ceiling) is timed the same way, and the result is given as a fraction of it.
 Result check_and_time(const Stage& stage, const Options& o) {
   const Kind& kind = stage.kind();
-  const Shape shape{o.M, o.N, o.K, o.L};
+  const Shape shape = kind.program_shape(Shape{o.M, o.N, o.K, o.L});
   std::printf("  inputs: %s, seed %llu\n", kind.describe_inputs(Tier::kRealistic), (unsigned long long)o.seed);
   Result r;
   {
@@ -58,7 +58,7 @@ Result check_and_time(const Stage& stage, const Options& o) {
     stage.launcher()(in->args(0, C.get()), nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     const std::vector<uint8_t> got = C.download();
-    const CompareResult cmp = double(o.M) * o.N * o.K * o.L <= kFullCheckMacs
+    const CompareResult cmp = kind.flops(shape) / 2 <= kFullCheckMacs
                                   ? p->compare(got.data(), Tile{128, 128, 128})
                                   : p->compare_spots(got.data(), kSpotSamples, o.seed);
     r.checked = cmp.checked;
@@ -298,8 +298,10 @@ Options parse(int argc, char** argv, const Stage& stage, Options o, const std::v
     } else if (a == "--k") {
       o.K = int(parse_integer(a, value, 1, kIntMax, "from 1 to 2147483647"));
       check_size(a, value, 'k', o.K);
-    } else if (a == "--l") o.L = int(parse_integer(a, value, 1, kMaxBatch, "from 1 to 65535"));
-    else if (a == "--iters") o.iters = int(parse_integer(a, value, 1, 1000000, "from 1 to 1000000"));
+    } else if (a == "--l") {
+      o.L = int(parse_integer(a, value, 1, kMaxBatch, "from 1 to 65535"));
+      check_size(a, value, 'l', o.L);
+    } else if (a == "--iters") o.iters = int(parse_integer(a, value, 1, 1000000, "from 1 to 1000000"));
     else if (a == "--seed") o.seed = parse_seed(a, value);
     else if (a == "--summary") {
       check_writable(a, value);
@@ -340,7 +342,7 @@ Options parse(int argc, char** argv, const Stage& stage, Options o, const std::v
   // A problem too big for this GPU's memory, or for this machine's, before anything is allocated:
   // the operands and C on the GPU; on the host the same, plus the FP32 inputs NVFP4 is quantized from.
   if (g.usable) {
-    const Shape shape{o.M, o.N, o.K, o.L};
+    const Shape shape = kind.program_shape(Shape{o.M, o.N, o.K, o.L});
     const double device = kind.device_bytes(shape), host = kind.host_bytes(shape);
     const double host_memory = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
     const std::string sizes = "--m " + std::to_string(o.M) + " --n " + std::to_string(o.N) + " --k " +

@@ -93,6 +93,7 @@ class Fp32GemmKind final : public Kind {
   }
 
   int64_t output_bytes(const Shape& s) const override { return 4 * int64_t(s.M) * s.N * s.L; }
+  int output_element_bytes() const override { return 4; }
   double flops(const Shape& s) const override { return gemm::flops(s.M, s.N, s.K, s.L); }
   double min_bytes(const Shape& s) const override { return gemm::min_bytes(Fp32GemmArgs{s.M, s.N, s.K, s.L}); }
   std::unique_ptr<DeviceInputs> bench_inputs(const Shape& s, int sets) const override {

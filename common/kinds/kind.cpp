@@ -8,6 +8,7 @@
 namespace gemm {
 
 std::string shape_text(const Shape& s) {
+  if (!s.name.empty()) return s.name;
   std::string t = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) +
                   (s.L > 1 ? "x" + std::to_string(s.L) : "");
   for (int e : s.extra) t += "+" + std::to_string(e);
@@ -21,8 +22,8 @@ std::string case_name(Tier tier, const Shape& s) {
   return n;
 }
 
-AnyArgs Kind::as_kind(const AnyArgs& args, const Kind& other) const {
-  if (&other == this) return args.clone();
+std::vector<AnyArgs> Kind::as_kind(const AnyArgs& args, const Kind& other) const {
+  if (&other == this) return {args.clone()};
   throw std::invalid_argument(std::string(title()) + " arguments have no view as " + other.title() + " arguments");
 }
 
@@ -54,14 +55,15 @@ namespace {
 // that nothing overflows, even for a range that would run past the top of the address space.
 bool overlap(ByteRange x, ByteRange y) { return x.begin >= y.begin ? x.begin - y.begin < y.bytes : y.begin - x.begin < x.bytes; }
 
+}  // namespace
+
+uintptr_t end_of(ByteRange r) { return r.bytes > UINTPTR_MAX - r.begin ? UINTPTR_MAX : uintptr_t(r.begin + r.bytes); }
+
 std::string hex_range(ByteRange r) {
-  // The printed end saturates at the top of the address space (only a bogus pointer gets there).
-  const uintptr_t end = r.bytes > UINTPTR_MAX - r.begin ? UINTPTR_MAX : uintptr_t(r.begin + r.bytes);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "[%#" PRIxPTR ", %#" PRIxPTR ")", r.begin, end);
+  std::snprintf(buf, sizeof buf, "[%#" PRIxPTR ", %#" PRIxPTR ")", r.begin, end_of(r));
   return buf;
 }
-}  // namespace
 
 void check_c_disjoint(const char* api, ByteRange c, const char* input, ByteRange in) {
   if (overlap(c, in))

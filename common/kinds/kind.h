@@ -1,5 +1,6 @@
 // A kind of problem: what a family of stages computes, and everything needed to test, time and
-// explain it. The FP32 GEMM (stages 00-02's contract), the NVFP4 GEMM and the NVFP4 GEMV are kinds;
+// explain it. The FP32 GEMM (stages 00-02's contract), the NVFP4 GEMM, the NVFP4 GEMV and the NVFP4
+// group GEMM are kinds;
 // each lives in one file pair, common/kinds/<kind>.{h,cpp} (docs/kinds.md says what a new one supplies).
 //
 // The harness (the test macro, the benchmark runner, the stage program, the plots) works through
@@ -48,13 +49,16 @@ const char* tier_name(Tier t);
 // Tiers whose results must match the reference bit for bit.
 inline bool is_exact(Tier t) { return t == Tier::kExact || t == Tier::kScaleBit7; }
 
-// The size of one problem. `extra` holds a kind's further integers (a grouped GEMM's per-group
-// rows, a low-rank term's rank): the kind's file says what they mean; the GEMM kinds leave it empty.
+// The size of one problem. `extra` holds a kind's further integers (a group GEMM's per-group sizes,
+// a low-rank term's rank): the kind's file says what they mean; the GEMM kinds leave it empty. `name`
+// names a shape whose numbers do not fit in a short text (a group GEMM's "gpumode_q1").
 struct Shape {
   int M = 0, N = 0, K = 0, L = 1;
   std::vector<int> extra = {};
+  std::string name = {};
 };
-std::string shape_text(const Shape& s);  // "4096x4096x4096", "7168x1x2048x4" (x L when L > 1)
+// "4096x4096x4096", "7168x1x2048x4" (x L when L > 1), or the shape's name where it has one.
+std::string shape_text(const Shape& s);
 
 // One test case: a shape in a tier; the name is also the seed of its data (common/harness/problems.h).
 struct Case {
@@ -218,10 +222,13 @@ class Kind {
 
   // -- the contract
   virtual void validate(const AnyArgs& args) const = 0;  // std::invalid_argument naming the rule
-  // "" when a program option's value is allowed for this kind ('m', 'n', 'k'), else the rule broken.
+  // "" when a program option's value is allowed for this kind ('m', 'n', 'k', 'l'), else the rule broken.
   virtual std::string size_rule(char which, long long value) const = 0;
   // The rule --help prints for that option ("1 or more", "a multiple of 32", "1 (a GEMV)").
   virtual std::string size_help(char which) const = 0;
+  // The problem a stage program's --m --n --k --l stand for: {M, N, K, L} itself for the GEMM kinds;
+  // a group GEMM makes L groups of N x K that share the M rows.
+  virtual Shape program_shape(const Shape& s) const { return s; }
 
   // -- tests
   virtual std::vector<Case> cases(Tile tile) const = 0;
@@ -234,6 +241,8 @@ class Kind {
 
   // -- measurements
   virtual int64_t output_bytes(const Shape& s) const = 0;
+  // Bytes of one element of the output (its alignment: the tests offset C by one element).
+  virtual int output_element_bytes() const = 0;
   virtual double flops(const Shape& s) const = 0;
   virtual double min_bytes(const Shape& s) const = 0;  // what must cross DRAM: each input once, C once
   // Random inputs in `sets` copies, for timing only.
@@ -245,10 +254,11 @@ class Kind {
   // The library peers on this GPU (*note: why the one a user would want is missing, if it is).
   virtual std::vector<Peer> peers(std::string* note) const = 0;
   virtual std::vector<ExtraRow> extra_rows() const { return {}; }
-  // Arguments of this kind presented as another kind's, where one is a special case of the other
-  // (a GEMV is a GEMM at N = 1): how a stage is timed against a base of another kind. Throws
-  // std::invalid_argument where there is no such view.
-  virtual AnyArgs as_kind(const AnyArgs& args, const Kind& other) const;
+  // Arguments of this kind presented as calls of another kind, where one is made of the other (a GEMV
+  // is one GEMM at N = 1; a group GEMM is one GEMM per non-empty group): how a stage is timed against
+  // a base of another kind, the calls launched one after another. Throws std::invalid_argument where
+  // there is no such view.
+  virtual std::vector<AnyArgs> as_kind(const AnyArgs& args, const Kind& other) const;
   // Bytes a problem occupies on the device and on the host (the program refuses what does not fit).
   virtual double device_bytes(const Shape& s) const = 0;
   virtual double host_bytes(const Shape& s) const = 0;

@@ -160,6 +160,7 @@ class Nvfp4GemmKind final : public Kind {
   const char* describe_inputs(Tier tier) const override { return nvfp4::describe_inputs(tier); }
 
   int64_t output_bytes(const Shape& s) const override { return 2 * int64_t(s.M) * s.N * s.L; }
+  int output_element_bytes() const override { return 2; }
   double flops(const Shape& s) const override { return gemm::flops(s.M, s.N, s.K, s.L); }
   double min_bytes(const Shape& s) const override { return gemm::min_bytes(Nvfp4GemmArgs{s.M, s.N, s.K, s.L}); }
   std::unique_ptr<DeviceInputs> bench_inputs(const Shape& s, int sets) const override {

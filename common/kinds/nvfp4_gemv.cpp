@@ -153,6 +153,7 @@ class Nvfp4GemvKind final : public Kind {
   const char* describe_inputs(Tier tier) const override { return nvfp4::describe_inputs(tier); }
 
   int64_t output_bytes(const Shape& s) const override { return 2 * int64_t(s.M) * s.L; }
+  int output_element_bytes() const override { return 2; }
   double flops(const Shape& s) const override { return gemm::flops(s.M, 1, s.K, s.L); }
   double min_bytes(const Shape& s) const override { return gemv_min_bytes(gemv_args(s)); }
   std::unique_ptr<DeviceInputs> bench_inputs(const Shape& s, int sets) const override {
@@ -179,9 +180,9 @@ class Nvfp4GemvKind final : public Kind {
     return rows;
   }
   // A GEMV is the GEMM at N = 1: a GEMM stage can be its base.
-  AnyArgs as_kind(const AnyArgs& args, const Kind& other) const override {
+  std::vector<AnyArgs> as_kind(const AnyArgs& args, const Kind& other) const override {
     if (&other == &KindOf<Nvfp4GemmArgs>::get())
-      return AnyArgs(static_cast<const Nvfp4GemmArgs&>(args.as<Nvfp4GemvArgs>()));
+      return {AnyArgs(static_cast<const Nvfp4GemmArgs&>(args.as<Nvfp4GemvArgs>()))};
     return Kind::as_kind(args, other);
   }
   double device_bytes(const Shape& s) const override { return nvfp4::device_bytes(s); }

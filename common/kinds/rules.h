@@ -23,6 +23,10 @@ struct ByteRange {
   uint64_t bytes;
 };
 inline ByteRange range_of(const void* p, int64_t bytes) { return {reinterpret_cast<uintptr_t>(p), uint64_t(bytes)}; }
+// The end of a range, saturated at the top of the address space (only a bogus pointer gets there).
+uintptr_t end_of(ByteRange r);
+// "[0x20000, 0x20200)": how messages print a range.
+std::string hex_range(ByteRange r);
 // The kernels write C while reading the inputs; an overlap would let a launch overwrite its own
 // operands (and makes the result depend on the order in which tiles run).
 void check_c_disjoint(const char* api, ByteRange c, const char* input, ByteRange in);

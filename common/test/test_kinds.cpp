@@ -10,6 +10,7 @@
 
 #include "common/gemm_api.h"
 #include "common/harness/gemm_tests.h"
+#include "common/kinds/nvfp4_group_gemm.h"
 #include "common/harness/timing.h"
 
 namespace gemm {
@@ -28,17 +29,22 @@ void gemv_launch(const Nvfp4GemvArgs& a, cudaStream_t) {
   validate_gemv(a);
   ++g_calls;
 }
+void group_launch(const Nvfp4GroupGemmArgs& a, cudaStream_t) {
+  validate(a);
+  ++g_calls;
+}
 
 constexpr StageOf kFp32Stage{"90_fp32", "a test stage", &fp32_launch};
 constexpr StageOf kGemvStage{"91_gemv", "a test stage", &gemv_launch, kUsesTcgen05};
 
 const Kind* const kKinds[] = {&KindOf<Fp32GemmArgs>::get(), &KindOf<Nvfp4GemmArgs>::get(),
-                              &KindOf<Nvfp4GemvArgs>::get()};
+                              &KindOf<Nvfp4GemvArgs>::get(), &KindOf<Nvfp4GroupGemmArgs>::get()};
 
 TEST(Kinds, FollowFromTheLaunchersArgumentType) {
   EXPECT_STREQ(Launcher(&fp32_launch).kind().name(), "fp32_gemm");
   EXPECT_STREQ(Launcher(&nvfp4_launch).kind().name(), "nvfp4_gemm");
   EXPECT_STREQ(Launcher(&gemv_launch).kind().name(), "nvfp4_gemv");
+  EXPECT_STREQ(Launcher(&group_launch).kind().name(), "nvfp4_group_gemm");
   EXPECT_STREQ(kFp32Stage.kind().name(), "fp32_gemm");
   EXPECT_STREQ(kGemvStage.kind().name(), "nvfp4_gemv");
   EXPECT_FALSE(kFp32Stage.uses_tcgen05);
@@ -58,7 +64,9 @@ TEST(Kinds, ArgumentsOfOneKindNeverReachAnothersLauncher) {
   // A GEMV's arguments are a GEMM's at N = 1 (the view a GEMM base is timed through); not the reverse.
   const Kind& gemv = KindOf<Nvfp4GemvArgs>::get();
   const Kind& gemm = KindOf<Nvfp4GemmArgs>::get();
-  const AnyArgs as_gemm = gemv.as_kind(gemv.placeholder_args(), gemm);
+  const std::vector<AnyArgs> calls = gemv.as_kind(gemv.placeholder_args(), gemm);
+  ASSERT_EQ(calls.size(), 1u);
+  const AnyArgs& as_gemm = calls[0];
   EXPECT_EQ(&as_gemm.kind(), &gemm);
   EXPECT_EQ(as_gemm.as<Nvfp4GemmArgs>().N, 1);
   g_calls = 0;
@@ -81,19 +89,19 @@ TEST(Kinds, CasesObeyTheirKindsRulesAndNamesAreUnique) {
     auto cases = k->cases({128, 128, 256});
     cases.push_back(k->element_aligned_c_case());
     EXPECT_GT(cases.size(), 20u);
-    bool l_above_1 = false, exact = false;
+    bool several = false, exact = false;  // several batches, or several groups (three sizes each in extra)
     for (const Case& c : cases) {
       EXPECT_TRUE(names.insert(c.name).second) << "duplicate case " << c.name;
       EXPECT_EQ(k->size_rule('m', c.shape.M), "") << c.name;
       EXPECT_EQ(k->size_rule('n', c.shape.N), "") << c.name;
       EXPECT_EQ(k->size_rule('k', c.shape.K), "") << c.name;
-      l_above_1 |= c.shape.L > 1;
+      several |= c.shape.L > 1 || c.shape.extra.size() > 3;
       exact |= is_exact(c.tier);
       EXPECT_GT(k->output_bytes(c.shape), 0);
       EXPECT_GT(k->flops(c.shape), 0);
       EXPECT_GT(k->min_bytes(c.shape), double(k->output_bytes(c.shape))) << "inputs must count";
     }
-    EXPECT_TRUE(l_above_1);
+    EXPECT_TRUE(several);
     EXPECT_TRUE(exact);
   }
 }
@@ -145,7 +153,9 @@ TEST(InputRotation, AtLeastFourSetsCoveringFourTimesTheL2) {
       EXPECT_LE(sets, timing::kMaxSets);
       EXPECT_GE(sets * per_set, timing::kL2Multiple * l2) << sets << " sets";
       // ... and no more sets than the rule needs (beyond the minimum of 4).
-      if (sets > timing::kMinSets) EXPECT_LT((sets - 1) * per_set, timing::kL2Multiple * l2);
+      if (sets > timing::kMinSets) {
+        EXPECT_LT((sets - 1) * per_set, timing::kL2Multiple * l2);
+      }
     }
   }
   // 2x the L2 (the old rule) is not enough: a problem of exactly the L2 needs 4 sets, not 2.
