@@ -192,7 +192,7 @@ void print_help(const Stage& stage, const Options& d, const std::vector<Flag>& f
   std::printf("  --m M          rows of A and of C (default %d): %s\n", d.M, kind.size_help('m').c_str());
   std::printf("  --n N          rows of B, columns of C (default %d): %s\n", d.N, kind.size_help('n').c_str());
   std::printf("  --k K          length of the dot products (default %d): %s\n", d.K, kind.size_help('k').c_str());
-  std::printf("  --l L          batches: C[l] = A[l] * B[l]^T (default %d): 1 to %d\n", d.L, kMaxBatch);
+  std::printf("  --l L          (default %d): %s\n", d.L, kind.size_help('l').c_str());
   std::printf("                 (M*K*L, N*K*L and M*N*L must each stay below 2^46)\n");
   std::printf("  --iters I      timed measurements (graph replays), the median is reported (default %d): 1 to\n"
               "                 1000000\n", d.iters);

@@ -42,7 +42,9 @@ class Fp32GemmKind final : public Kind {
 
   void validate(const AnyArgs& a) const override { gemm::validate(a.as<Fp32GemmArgs>()); }
   std::string size_rule(char, long long) const override { return ""; }
-  std::string size_help(char) const override { return "1 or more"; }
+  std::string size_help(char which) const override {
+    return which == 'l' ? "batches, C[l] = A[l] * B[l]^T: 1 to 65535" : "1 or more";
+  }
 
   // Tails (1, primes, one past a tile), aligned sizes, K from tiny to long, L > 1, in both tiers.
   std::vector<Case> cases(Tile t) const override {

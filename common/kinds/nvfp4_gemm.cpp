@@ -122,6 +122,7 @@ class Nvfp4GemmKind final : public Kind {
     return "";
   }
   std::string size_help(char which) const override {
+    if (which == 'l') return "batches, C[l] = A[l] * B[l]^T: 1 to 65535";
     return which == 'k' ? "1 or more, a multiple of 32 (NVFP4)" : "1 or more";
   }
 

@@ -103,6 +103,7 @@ class Nvfp4GemvKind final : public Kind {
   }
   std::string size_help(char which) const override {
     if (which == 'n') return "1 (a GEMV: the vector is one column)";
+    if (which == 'l') return "batches, C[l] = A[l] * B[l]^T: 1 to 65535";
     return which == 'k' ? "1 or more, a multiple of 32 (NVFP4)" : "1 or more";
   }
 
