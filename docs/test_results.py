@@ -17,6 +17,11 @@ of the same source instead, and only when every test passed and the counts agree
     ./build/test_stage07 --gtest_list_tests > list.txt
     python3 docs/test_results.py --list list.txt --passed-line "[  PASSED  ] 129 tests." --stage 07_epilogue_tma ...
 
+From ctest's log of a run (one ctest test per GoogleTest test), where the GoogleTest JSON was not kept:
+
+    ctest --test-dir build -L stage10 -j 16 > ctest.log
+    python3 docs/test_results.py --ctest ctest.log --stage 10_group_gemm ...
+
     python3 docs/test_results.py --check   self-test on a synthetic GoogleTest document; changes nothing
 """
 import argparse
@@ -83,6 +88,30 @@ def from_list(list_text, passed_line):
     return {"testsuites": suites, "source": f"test list + the run's closing line {passed_line.strip()!r}"}
 
 
+CTEST_LINE = re.compile(r"^\s*\d+/\d+ Test\s+#\d+: (\S+) \.*\s*(\*\*\*)?(Passed|Failed|Skipped|Not Run|Timeout)\b")
+
+
+def from_ctest(log_text):
+    """A GoogleTest document from ctest's log of a run (`ctest --test-dir build -L stage10`), one ctest test
+    per GoogleTest test as gtest_discover_tests registers them. Tests that are not GoogleTest tests (no
+    "Suite.test" name, such as the programs' bad-argument scripts) are left out."""
+    suites = {}
+    for line in log_text.splitlines():
+        m = CTEST_LINE.match(line)
+        if not m or "." not in m.group(1):
+            continue
+        suite, _, test = m.group(1).partition(".")
+        entry = dict(name=test, status="RUN", result="COMPLETED")
+        if m.group(3) == "Skipped":
+            entry["result"] = "SKIPPED"
+        elif m.group(3) != "Passed":
+            entry["failures"] = [{"failure": m.group(3)}]
+        suites.setdefault(suite, []).append(entry)
+    if not suites:
+        raise ResultsError("no ctest result lines of GoogleTest tests ('N/M Test #i: Suite.test ... Passed')")
+    return {"testsuites": [dict(name=k, testsuite=v) for k, v in suites.items()], "source": "ctest log of the run"}
+
+
 def ask(cmd):
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=20, check=True).stdout.strip()
@@ -136,6 +165,13 @@ def self_test():
             bad.append(f"from_list() accepted {line!r}")
         except ResultsError:
             pass
+    log = ("1/4 Test #7: Shapes/GpuThing.a/exact_M1 ......   Passed    1.2 sec\n"
+           "2/4 Test #8: GpuThing.b ..................***Failed    3.0 sec\n"
+           "3/4 Test #9: CpuThing.c ....................***Skipped   0.1 sec\n"
+           "4/4 Test #10: stage99_bad_arguments .........   Passed    9.0 sec\n")
+    if summarise(from_ctest(log)) != {"CpuThing": dict(passed=0, failed=0, skipped=1, failed_tests=[]),
+                                      "GpuThing": dict(passed=1, failed=1, skipped=0, failed_tests=["GpuThing.b"])}:
+        bad.append(f"from_ctest() miscounted: {summarise(from_ctest(log))}")
     try:
         summarise({"benchmarks": []})
         bad.append("a non-GoogleTest document was accepted")
@@ -154,6 +190,7 @@ def main():
     ap.add_argument("--tcgen05", choices=["native", "EMULATED"])
     ap.add_argument("--list", metavar="LIST", help="instead of the JSON: the --gtest_list_tests output of the same source")
     ap.add_argument("--passed-line", help="with --list: the run's closing line, '[  PASSED  ] N tests.'")
+    ap.add_argument("--ctest", metavar="LOG", help="instead of the JSON: ctest's log of the run (its per-test lines)")
     ap.add_argument("--check", action="store_true", help="self-test; changes nothing")
     args = ap.parse_args()
     if args.check:
@@ -162,18 +199,20 @@ def main():
             print(f"FAILED: {b}")
         print("checked the summary of a synthetic GoogleTest document" if not bad else "")
         return 1 if bad else 0
-    if not (args.gtest_json or args.list) or not args.stage or (args.list and not args.passed_line):
-        ap.error("give the GoogleTest JSON file (or --list and --passed-line) and --stage")
+    if not (args.gtest_json or args.list or args.ctest) or not args.stage or (args.list and not args.passed_line):
+        ap.error("give the GoogleTest JSON file (or --list and --passed-line, or --ctest) and --stage")
     if not re.fullmatch(r"\d\d[a-z]?_\w+", args.stage):
         ap.error(f"--stage {args.stage!r}: expected a stage folder name such as 05_tcgen05_2cta")
     try:
         if args.list:
             doc = from_list(pathlib.Path(args.list).read_text(), args.passed_line)
+        elif args.ctest:
+            doc = from_ctest(pathlib.Path(args.ctest).read_text())
         else:
             doc = json.loads(pathlib.Path(args.gtest_json).read_text())
         rec = record(doc, args.stage, args.gpu, args.driver, args.cuda, args.commit, args.tcgen05)
     except (OSError, ValueError, ResultsError) as err:
-        print(f"{args.gtest_json or args.list}: {err}", file=sys.stderr)
+        print(f"{args.gtest_json or args.list or args.ctest}: {err}", file=sys.stderr)
         return 1
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

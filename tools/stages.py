@@ -44,9 +44,11 @@ KINDS = {
     "fp32_gemm": "FP32 GEMM on CUDA cores (C = A * B^T, FP32 in and out)",
     "nvfp4_gemm": "NVFP4 GEMM (packed E2M1, E4M3 block scales, FP16 C)",
     "nvfp4_gemv": "NVFP4 GEMV (N = 1): the weights streamed once; measured in GB/s",
+    "nvfp4_group_gemm": "NVFP4 group GEMM (G GEMMs of their own sizes in one call: a MoE layer's experts)",
 }
 LEGACY_KINDS = {"gemv": "nvfp4_gemv"}
-ARGS_KIND = {"Fp32GemmArgs": "fp32_gemm", "Nvfp4GemvArgs": "nvfp4_gemv", "Nvfp4GemmArgs": "nvfp4_gemm"}
+ARGS_KIND = {"Fp32GemmArgs": "fp32_gemm", "Nvfp4GemvArgs": "nvfp4_gemv", "Nvfp4GemmArgs": "nvfp4_gemm",
+             "Nvfp4GroupGemmArgs": "nvfp4_group_gemm"}
 FALLBACK_KIND = "nvfp4_gemm"
 
 # One colour and one marker per step, by its position in teaching order (00, 01, 02, 03, 04, 05's first step,

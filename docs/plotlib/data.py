@@ -52,8 +52,10 @@ def load(path):
     missing = [k for k in REQUIRED_CONTEXT if k not in ctx]
     if missing:
         raise DataError(f"{path}: context lacks {missing}")
-    rows = [b for b in doc.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
-    medians = [b for b in doc.get("benchmarks", []) if b.get("aggregate_name") == "median"]
+    # Rows labelled "host" time the CPU side of a launcher call (stage 10's host time per call): no plot draws them.
+    timed = [b for b in doc.get("benchmarks", []) if b.get("label") != "host"]
+    rows = [b for b in timed if b.get("run_type", "iteration") == "iteration"]
+    medians = [b for b in timed if b.get("aggregate_name") == "median"]
     rows = medians or rows
     if not rows:
         raise DataError(f"{path}: no benchmark results")

@@ -27,11 +27,13 @@ def wrap(text, width=115):
     return "\n".join(textwrap.fill(line, width) for line in text.split("\n"))
 
 
-def run_title(run):
+def run_title(run, modelled=True):
+    """`modelled`: the figure has the B200 model's panels (a stage the model of docs/b200_model.py covers)."""
     title = f"{run['stage']}: {run['ctx'].get('stage_idea', '')}"
     if run["emulated"]:
         title += (f"\nOn the {run['ctx']['gpu']} tcgen05 ran EMULATED, so its times are not performance and are not "
-                  "drawn. Drawn instead: the B200 MODEL of the stage, and its test results")
+                  "drawn. Drawn instead: " + ("the B200 MODEL of the stage, and its test results" if modelled else
+                                             "its test results (its B200 model is in the stage's README)"))
         if not run.get("tests"):
             title += (f" (none recorded in {run['path'].parent.name}/{TESTS}/{run['stage']}.json: the stage's README "
                       "says what was run and checked)")
@@ -55,7 +57,7 @@ def plot_stage(plt, run, model, audit=None):
         draw(ax)
         axes.append(ax)
     figure_legend(fig, axes)
-    fig.suptitle(run_title(run), fontsize=10.5)
+    fig.suptitle(run_title(run, any(name == "model" for name, _ in panels)), fontsize=10.5)
     data = plotting.svg_bytes(fig, plotting.source_line(sources(run, model)))
     if audit is not None:
         audit.append(drawn(fig, f"{run['stage']}.svg"))
