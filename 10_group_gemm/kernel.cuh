@@ -67,7 +67,7 @@ inline constexpr int kPackedRowBytes = kTileK / 2;                       // 128:
 inline constexpr int kPackedTileBytes = kCtaM * kPackedRowBytes;         // 16 KB: A's tile per CTA
 inline constexpr int kBBytes = kBRowsPerCta * kPackedRowBytes;           // 8 KB: B's half tile per CTA
 inline constexpr int kSfBlockBytes = kCtaM * (kTileK / gemm::kSfVector);  // 2 KB: 4 atoms of 512 B
-inline constexpr int kSfbAtoms = kBN / gemm::kSfTileRows;                // B's 128-row blocks: 2
+inline constexpr int kSfbAtoms = kBN / gemm::kSfTileRows;                // B's 128-row blocks: 1
 inline constexpr int kMmaStepBytes = kMmaK / 2;       // 32: descriptor start advance per MMA inside the atom
 inline constexpr int kSfColumnsPerAtom = 4;           // one atom = 128 rows x 4 columns (row r: column r / 32)
 inline constexpr uint32_t kTmemColumns = 512;         // the whole Tensor Memory of the SM: one CTA per SM
