@@ -8,16 +8,21 @@ benchmark cases of GPU MODE's nvfp4_group_gemm problem. Nothing here is measured
                                               lacks the markers); print the table.
     python3 docs/b200_model_group.py --check  consistency checks (floor <= bound <= even-share bound, bytes
                                               attributed to units add up, the byte count reproduces the published
-                                              SOL, the model's constants are the kernel's, hand-worked values),
-                                              and that the committed JSON and table are current; changes nothing.
-                                              Exit code 1 on a failure.
+                                              SOL, the model's tile sizes and tiling are both kernels', the
+                                              rasters, hand-worked values), and that the committed JSON and
+                                              table are current; changes nothing. Exit code 1 on a failure.
 
-Two steps, each per case, each as a lower bound on GPU time plus, stated apart, a per-call fixed cost:
+Both built steps and two variants of step 2, each per case, each as a lower bound on GPU time plus, stated
+apart, a per-call fixed cost:
 
-  step 1  what 10_group_gemm/kernel.cuh does: tokens on the MMA's M side (256 rows per CTA pair), weights on
-          its N side (128 columns), one linear unit index over every group's tiles, unit u on pair u mod P.
-  step 2  a model of a step not yet built: weights on the MMA's M side (256 weight rows per pair), the tokens
-          of a group on MMA_N (a multiple of 16, at most 256), so a small group wastes columns, not rows.
+  step 1  10_group_gemm/kernel_table.cuh: tokens on the MMA's M side (kBM = 256 rows per CTA pair), weights on
+          its N side (kBN = 128 columns), one linear unit index over every group's tiles, unit u on pair u mod P.
+  step 2  10_group_gemm/kernel.cuh, as built: the same tile sizes with the roles swapped: kBM = 256 WEIGHT rows
+          on MMA_M, kBN = 128 TOKENS on MMA_N for every group (ceil(M_g / 128) token tiles, each a full
+          256 x 128 MMA), the raster walking groups of kGroupM weight tiles token tile by token tile.
+  variants of step 2, not built: the token tile chosen per group, as few tiles as MMA_N <= 256 allows (needs
+          T up to 256: two accumulators plus the ring's scale columns do not fit in TMEM), and an even share
+          per group capped at 128 (fits TMEM; needs the MMA's N per group).
 
 The figures come from docs/b200_model.py (imported, not restated): 9 PFLOP/s dense NVFP4, 8 TB/s HBM3e, 148
 SMs. The fixed cost is derived from gau-nernst's published B200 times (der.), never measured here.
@@ -36,7 +41,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 JSON_OUT = ROOT / "docs" / "data" / "b200_model_group.json"
 README = ROOT / "10_group_gemm" / "README.md"
 PAGE = ROOT / "docs" / "b200_model_group.md"
-KERNEL = ROOT / "10_group_gemm" / "kernel.cuh"
+KERNEL_STEP1 = ROOT / "10_group_gemm" / "kernel_table.cuh"  # step 1
+KERNEL_STEP2 = ROOT / "10_group_gemm" / "kernel.cuh"        # step 2
 BEGIN, END = "<!-- group-model:begin -->", "<!-- group-model:end -->"
 TITLE = "B200 MODEL of stage 10 (predicted from published figures; not measured)"
 
@@ -96,31 +102,61 @@ CASES = {
     "Q4": ((128, 384), 4096, 1536),
 }
 
-# --- Stage 10's parameters, spelled as in 10_group_gemm/kernel.cuh (--check compares them) --------------------
+# --- Stage 10's parameters, spelled as in its two kernel files (--check compares them) -----------------------
+# Both steps define the same constants with the same values; what differs is which operand fills which side.
 kCtaGroup = 2    # a CTA pair issues one MMA
-kBM = 256        # tokens per tile (the pair's MMA_M)
-kBN = 128        # weight rows per tile (MMA_N)
+kBM = 256        # the pair's MMA_M: step 1 tokens (rows of C), step 2 weight rows (columns of C)
+kBN = 128        # MMA_N: step 1 weight rows, step 2 tokens; two accumulators of kBN columns fit in TMEM
 kTileK = 256     # values of k per k-tile
 kMmaK = 64       # values of k per kind::mxf4nvf4 MMA
-kGroupM = 8      # tile-rows per rasterisation group inside a group
+kGroupM = 8      # MMA_M tiles per rasterisation group inside a group (step 1: token tiles, step 2: weight tiles)
 kAccBuffers = 2  # accumulators in TMEM: the epilogue of one unit hides behind the next unit's MMAs
 RING_SLOTS = 7   # 28 KB per CTA per k-tile (A 16 KB, B 8 KB, SFA 2 KB, SFB 2 KB); not a term of the bound
+MODEL_CONSTANTS = dict(kCtaGroup=kCtaGroup, kBM=kBM, kBN=kBN, kTileK=kTileK, kMmaK=kMmaK, kGroupM=kGroupM,
+                       kAccBuffers=kAccBuffers)
+# What each step tiles by (make_table's tiles_m = tokens, tiles_n = weights), and the MMA_M tiles its raster
+# groups by kGroupM: step 1 token tiles (tiles_m), step 2 weight tiles (tiles_n).
+MODEL_TILING = {"1": dict(tokens="kBM", weights="kBN", raster_over="tiles_n"),
+                "2": dict(tokens="kBN", weights="kBM", raster_over="tiles_m")}
 
-# --- Step 2 (not built): weights on MMA_M, tokens on MMA_N --------------------------------------------------
-STEP2_M = 256                   # weight rows per pair (MMA_M of cta_group::2)
+# --- Step 2 (built: 10_group_gemm/kernel.cuh): weights on MMA_M, tokens on MMA_N -----------------------------
+STEP2_WEIGHT_TILE = kBM   # weight rows per pair (MMA_M of cta_group::2)
+STEP2_TOKEN_TILE = kBN    # tokens per tile, the same for every group: every unit is a full 256 x 128 MMA
+# --- Its variants (not built): the token tile T chosen per group ---------------------------------------------
 MMA_N_STEP, MMA_N_MAX = 16, 256  # cta_group::2 kind::mxf4nvf4: N = 16..256 in steps of 16 (PTX ISA, Table 39)
 # Two accumulators of T columns each and the scale columns of the ring share 512 TMEM columns: T = 256 leaves
-# none for scales, T <= 128 leaves the 7 slots stage 10 has. The variant below caps T there.
+# none for scales, T <= 128 leaves the 7 slots stage 10 has. The second variant caps T there.
 STEP2_TMEM_CAP = 128
+STEP_NAMES = {
+    "1": "step 1 (10_group_gemm/kernel_table.cuh): tokens on MMA_M (256 per pair), weights on MMA_N (128)",
+    "2": "step 2 as built (10_group_gemm/kernel.cuh): weights on MMA_M (256 per pair), a fixed token tile of 128 "
+         "on MMA_N for every group",
+    "2_per_group": "variant of step 2: per-group token tile (not built: needs T up to 256, which two accumulators "
+                   "plus scale columns do not fit in TMEM): as few token tiles as MMA_N <= 256 allows, each the "
+                   "smallest multiple of 16 covering an even share",
+    "2_per_group_128": f"variant of step 2: per-group token tile capped at {STEP2_TMEM_CAP} (not built: fits TMEM, "
+                       "needs the MMA's N chosen per group): an even share of the group's tokens per 128-token "
+                       "tile, rounded up to a multiple of 16",
+}
 
 
 def transcribed_unit_at(tiles_m, tiles_n, t):
-    """unit_at() of 10_group_gemm/kernel.cuh inside one group, line by line: tile t of the group -> (tile-row,
-    tile-column). Groups of kGroupM tile-rows, walked column by column."""
+    """unit_at() of 10_group_gemm/kernel_table.cuh (step 1) inside one group, line by line: tile t of the group
+    -> (token tile, weight tile). Groups of kGroupM token tiles, walked weight tile by weight tile."""
     first_m = t // (kGroupM * tiles_n) * kGroupM
     rows_in_group = min(tiles_m - first_m, kGroupM)
     in_group = t % (kGroupM * tiles_n)
     return first_m + in_group % rows_in_group, in_group // rows_in_group
+
+
+def transcribed_unit_at_step2(tiles_m, tiles_n, t):
+    """unit_at() of 10_group_gemm/kernel.cuh (step 2) inside one group, line by line: tile t of the group ->
+    (token tile, weight tile); tiles_m counts token tiles, tiles_n weight tiles. Groups of kGroupM weight tiles,
+    walked token tile by token tile: a weight tile's next token tile comes kGroupM units later."""
+    first_n = t // (kGroupM * tiles_m) * kGroupM
+    rows_in_group = min(tiles_n - first_n, kGroupM)
+    in_group = t % (kGroupM * tiles_m)
+    return in_group // rows_in_group, first_n + in_group % rows_in_group
 
 
 def mma_time(m, n, k):
@@ -135,9 +171,9 @@ def group_dram_bytes(m, n, k):
 
 
 def step1_units(ms, n, k):
-    """Stage 10's units in the order of its linear index: per unit its group, valid rows and columns, the tensor
-    time of the whole 256 x 128 tile, the FLOPs executed and useful, the bytes it moves through the SMs' shared
-    memory, and its share of the DRAM bytes.
+    """Step 1's units (kernel_table.cuh) in the order of its linear index: per unit its group, valid rows and
+    columns, the tensor time of the whole 256 x 128 tile, the FLOPs executed and useful, the bytes it moves
+    through the SMs' shared memory, and its share of the DRAM bytes.
 
     DRAM attribution: a unit's B columns (with their scales) are shared by the group's tile-rows, its A rows by the
     group's tile-columns; each unit carries its fraction, so the units' shares add up to the groups' bytes. Rows
@@ -155,7 +191,7 @@ def step1_units(ms, n, k):
             dram = ((d["b"] + d["sfb"]) * cols / n / tiles_m + (d["a"] + d["sfa"]) * rows / m / tiles_n
                     + 2 * rows * cols)
             # Shared memory: both CTAs' A boxes (128 rows each) and B halves, each CTA's SFA atom and the SFB atom
-            # of all kBN rows in both CTAs (kernel.cuh: "every CTA holds the scales of all kBN rows of B").
+            # of all kBN rows in both CTAs (kernel_table.cuh: "every CTA holds the scales of all kBN rows of B").
             smem = (kBM * k_pad // 2 + kBN * k_pad // 2 + kBM * k_pad // 16 + kCtaGroup * kBN * k_pad // 16
                     + 2 * rows * cols)
             units.append(dict(group=g, rows=rows, cols=cols, t_mma=mma_time(kBM, kBN, k),
@@ -165,36 +201,47 @@ def step1_units(ms, n, k):
 
 
 def token_tile(m, cap=MMA_N_MAX):
-    """Step 2's token tile of a group: as few tiles as MMA_N <= cap allows, each the smallest multiple of 16 that
-    covers an even share of the group's tokens (320 -> 2 x 160, not 256 + 64)."""
+    """A variant's token tile of a group: as few tiles as MMA_N <= cap allows, each the smallest multiple of 16
+    that covers an even share of the group's tokens (320 -> 2 x 160, not 256 + 64). Returns (tile, tiles)."""
     c = ceil_div(m, cap)
     return round_up(ceil_div(m, c), MMA_N_STEP), c
 
 
-def step2_units(ms, n, k, cap=MMA_N_MAX):
-    """Step 2's units: per group, N/256 weight tiles x its token tiles; a weight tile's token tiles are adjacent
-    in the index (adjacent pairs at the same time: the weights come once from DRAM, then from L2)."""
+def built_token_tile(m):
+    """Step 2 as built: kBN tokens per tile whatever the group (make_table: tiles_m = ceil(M_g / kBN))."""
+    return STEP2_TOKEN_TILE, ceil_div(m, STEP2_TOKEN_TILE)
+
+
+TOKEN_TILES = {"2": built_token_tile, "2_per_group": token_tile,
+               "2_per_group_128": lambda m: token_tile(m, STEP2_TMEM_CAP)}
+
+
+def step2_units(ms, n, k, tile_of=built_token_tile):
+    """Step 2's units (as built, or a variant's with its own token tile): per group, ceil(N / 256) weight tiles x
+    its token tiles, in the order of kernel.cuh's unit_at (groups of kGroupM weight tiles, token tile by token
+    tile: a weight tile's second token tile reads its weights from L2). Every unit runs one MMA of 256 x T."""
     units = []
     k_pad = ceil_div(k, kTileK) * kTileK
     for g, m in enumerate(ms):
         if m == 0:
             continue
-        t_tile, c = token_tile(m, cap)
-        tiles_w = ceil_div(n, STEP2_M)
+        t_tile, c = tile_of(m)
+        tiles_w = ceil_div(n, STEP2_WEIGHT_TILE)
         d = group_dram_bytes(m, n, k)
-        for w in range(tiles_w):
-            for t in range(c):
-                wrows, tokens = min(STEP2_M, n - w * STEP2_M), min(t_tile, m - t * t_tile)
-                dram = ((d["b"] + d["sfb"]) * wrows / n / c + (d["a"] + d["sfa"]) * tokens / m / tiles_w
-                        + 2 * wrows * tokens)
-                # Each CTA: its 128 weight rows and their scales, half the token rows, the token scales of all T
-                # rows in whole 128-row atoms (as SFB in step 1).
-                smem = (STEP2_M * k_pad // 2 + STEP2_M * k_pad // 16 + t_tile * k_pad // 2
-                        + kCtaGroup * round_up(t_tile, 128) * k_pad // 16 + 2 * wrows * tokens)
-                units.append(dict(group=g, rows=tokens, cols=wrows, token_tile=t_tile,
-                                  t_mma=mma_time(STEP2_M, t_tile, k),
-                                  executed=2 * STEP2_M * t_tile * round_up(k, kMmaK), useful=2 * wrows * tokens * k,
-                                  dram=dram, smem=smem))
+        for u in range(c * tiles_w):
+            t, w = transcribed_unit_at_step2(c, tiles_w, u)
+            wrows, tokens = min(STEP2_WEIGHT_TILE, n - w * STEP2_WEIGHT_TILE), min(t_tile, m - t * t_tile)
+            dram = ((d["b"] + d["sfb"]) * wrows / n / c + (d["a"] + d["sfa"]) * tokens / m / tiles_w
+                    + 2 * wrows * tokens)
+            # Each CTA: its 128 weight rows and their scales, half the token rows, the token scales of all T
+            # rows in whole 128-row atoms (as SFB in step 1). Token columns past M_g are zero-filled by TMA: no
+            # DRAM bytes, but they land in shared memory and are multiplied.
+            smem = (STEP2_WEIGHT_TILE * k_pad // 2 + STEP2_WEIGHT_TILE * k_pad // 16 + t_tile * k_pad // 2
+                    + kCtaGroup * round_up(t_tile, 128) * k_pad // 16 + 2 * wrows * tokens)
+            units.append(dict(group=g, rows=tokens, cols=wrows, token_tile=t_tile,
+                              t_mma=mma_time(STEP2_WEIGHT_TILE, t_tile, k),
+                              executed=2 * STEP2_WEIGHT_TILE * t_tile * round_up(k, kMmaK),
+                              useful=2 * wrows * tokens * k, dram=dram, smem=smem))
     return units
 
 
@@ -291,6 +338,7 @@ def step(units, bw=HBM_BYTES_PER_S, flops=NVFP4_DENSE_FLOPS):
                 executed_flops=executed, useful_flops=useful, mma_utilisation=useful / executed,
                 dram_bytes=sum(u["dram"] for u in units), smem_bytes=sum(u["smem"] for u in units),
                 t_tensor_busiest_pair=max(sum(u["t_mma"] for u in q) for q in pairs),
+                dram_bytes_busiest_pair=max(sum(u["dram"] for u in q) for q in pairs),
                 t_dram=sum(u["dram"] for u in units) / bw, floor=floor(pairs, bw), bound=bound,
                 bound_even_share=even_share(pairs, bw), peak_pair_bytes_per_s=peak)
 
@@ -303,12 +351,14 @@ def model_case(name):
                roofline=max(nbytes / HBM_BYTES_PER_S, f / NVFP4_DENSE_FLOPS),
                realistic_sol=realistic_sol(ms, n, k),
                published_sol=PUBLISHED_SOL_US[list(CASES).index(name)] * 1e-6,
-               best_public=BEST_PUBLIC_US[list(CASES).index(name)] * 1e-6,
-               token_tiles=[token_tile(m)[0] for m in ms], steps={})
-    variants = {"1": step1_units(ms, n, k), "2": step2_units(ms, n, k),
-                "2_tmem_cap": step2_units(ms, n, k, cap=STEP2_TMEM_CAP)}
+               best_public=BEST_PUBLIC_US[list(CASES).index(name)] * 1e-6, steps={})
+    variants = {"1": step1_units(ms, n, k)}
+    variants.update({key: step2_units(ms, n, k, tile_of) for key, tile_of in TOKEN_TILES.items()})
     for key, units in variants.items():
-        st = step(units)
+        st = dict(name=STEP_NAMES[key])
+        if key in TOKEN_TILES:  # per group (tokens per tile, token tiles)
+            st["token_tiles"] = [list(TOKEN_TILES[key](m)) if m else [0, 0] for m in ms]
+        st.update(step(units))
         st["fixed_cost"] = fixed
         st["total"] = st["bound"] + fixed
         st["bound_alt_bw"] = step(units, bw=HBM_BYTES_PER_S_ALT)["bound"]
@@ -342,61 +392,95 @@ def us(t, digits=None):
 
 def table(results, sums):
     fixed, gaps = fixed_cost()
+    variant = "2_per_group"
     lines = [f"**{TITLE}.** Published peaks from [docs/b200_model.py](../docs/b200_model.py): "
              f"{NVFP4_DENSE_FLOPS / 1e15:g} PFLOP/s dense NVFP4 ({PER_SM_FLOPS / 1e12:.1f} TFLOP/s per SM), "
              f"{HBM_BYTES_PER_S / 1e12:g} TB/s HBM3e, {SMS} SMs = {PAIRS} pairs; the script is "
-             "[docs/b200_model_group.py](../docs/b200_model_group.py). Each model cell is a lower bound on GPU "
-             f"time + the per-call fixed cost ({us(fixed)} us, der.: see below) = the model's total. "
-             "Times in microseconds.", "",
-             "| case | B200 model, step 1 (us): bound + fixed = total | B200 model, step 2, not yet built (us): "
-             "bound + fixed = total | roofline at published peaks (us) | SOL, published (us) | "
-             "realistic SOL: bytes at 5.915 TB/s (us) | best public, gau-nernst v6b (us) |",
-             "|---|---|---|---|---|---|---|"]
+             "[docs/b200_model_group.py](../docs/b200_model_group.py). Step 1 is `kernel_table.cuh` and step 2 "
+             "`kernel.cuh`, both as built: the same 256 x 128 tile, tokens on the MMA's M side in step 1 and "
+             "on its N side in step 2 (a fixed token tile of 128 for every group). The variant is a step 2 not "
+             "built: a per-group token tile (needs T up to 256, which two accumulators plus scale columns do not "
+             "fit in TMEM). Each model cell is a lower bound on GPU time + the per-call fixed cost "
+             f"({us(fixed)} us, der.: see below) = the model's total. Times in microseconds.", "",
+             "| case | B200 model, step 1 (us): bound + fixed = total | B200 model, step 2 (us): bound + fixed = "
+             "total | variant, per-group token tile, not built (us): bound + fixed = total | roofline at "
+             "published peaks (us) | SOL, published (us) | realistic SOL: bytes at 5.915 TB/s (us) | best "
+             "public, gau-nernst v6b (us) |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in results:
-        s1, s2 = r["steps"]["1"], r["steps"]["2"]
-        lines.append(f"| {r['case']} (G {r['G']}, N {r['N']}, K {r['K']}) | {us(s1['bound'])} + {us(fixed)} = **{us(s1['total'])}** | "
-                     f"{us(s2['bound'])} + {us(fixed)} = **{us(s2['total'])}** | {us(r['roofline'])} | "
-                     f"{us(r['published_sol'], 3)} | {us(r['realistic_sol'])} | {us(r['best_public'])} |")
-    lines.append(f"| geomean | bounds {us(sums['step1_bound'])}, totals **{us(sums['step1_total'])}** | "
-                 f"bounds {us(sums['step2_bound'])}, totals **{us(sums['step2_total'])}** | "
-                 f"{us(sums['roofline'])} | {us(sums['published_sol'], 2)} | {us(sums['realistic_sol'])} | "
+        cells = [f"{us(st['bound'])} + {us(fixed)} = **{us(st['total'])}**"
+                 for st in (r["steps"]["1"], r["steps"]["2"], r["steps"][variant])]
+        lines.append(f"| {r['case']} (G {r['G']}, N {r['N']}, K {r['K']}) | " + " | ".join(cells) + " | "
+                     f"{us(r['roofline'])} | {us(r['published_sol'], 3)} | {us(r['realistic_sol'])} | "
+                     f"{us(r['best_public'])} |")
+    lines.append("| geomean | " + " | ".join(f"bounds {us(sums[f'step{key}_bound'])}, totals "
+                                             f"**{us(sums[f'step{key}_total'])}**" for key in ("1", "2", variant))
+                 + f" | {us(sums['roofline'])} | {us(sums['published_sol'], 2)} | {us(sums['realistic_sol'])} | "
                  f"{us(sums['best_public'], 2)} |")
+    names = {"1": "1", "2": "2", "2_per_group": "variant: per-group token tile (not built)",
+             "2_per_group_128": f"variant: per-group token tile <= {STEP2_TMEM_CAP} (not built)"}
     lines += ["", "The schedule behind each bound (B200 model): units, the most units on one pair (waves) and how "
                   "many pairs have that many, the fraction of the executed MMA work that is useful, the bytes that "
-                  "cross DRAM (both steps: the same) and those that land in shared memory, the busiest pair's "
-                  "tensor time, the DRAM time of all bytes at 8 TB/s, and the bound.", "",
-              "| case | step | units | waves (pairs) | useful MMA | DRAM MB | shared-memory MB | "
-              "busiest pair's tensor (us) | all bytes at 8 TB/s (us) | bound (us) |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+                  "cross DRAM (every row: the same) and those that land in shared memory, the most DRAM bytes one "
+                  "pair's units carry, the busiest pair's tensor time, the DRAM time of all bytes at 8 TB/s, and "
+                  "the bound.", "",
+              "| case | step | units | waves (pairs) | useful MMA | DRAM MB | shared-memory MB | one pair's most "
+              "DRAM MB | busiest pair's tensor (us) | all bytes at 8 TB/s (us) | bound (us) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        for key, name in (("1", "1"), ("2", "2 (model, not built)")):
+        for key, name in names.items():
             st = r["steps"][key]
             lines.append(f"| {r['case']} | {name} | {st['units']} | {st['waves']} ({st['pairs_with_most_units']}) | "
                          f"{100 * st['mma_utilisation']:.0f}% | {st['dram_bytes'] / 1e6:.1f} | "
-                         f"{st['smem_bytes'] / 1e6:.1f} | {us(st['t_tensor_busiest_pair'])} | {us(st['t_dram'])} | "
-                         f"{us(st['bound'])} |")
-    tiles = "; ".join(f"{r['case']} " + ", ".join(f"{m}\u2192{t}" for m, t in zip(r["M"], r["token_tiles"]))
-                      for r in results)
+                         f"{st['smem_bytes'] / 1e6:.1f} | {st['dram_bytes_busiest_pair'] / 1e6:.2f} | "
+                         f"{us(st['t_tensor_busiest_pair'])} | {us(st['t_dram'])} | {us(st['bound'])} |")
+
+    def tiles(key):
+        return "; ".join(f"{r['case']} " + ", ".join(f"{m}\u2192{c} x {t}" if c > 1 else f"{m}\u2192{t}"
+                                                    for m, (t, c) in zip(r["M"], r["steps"][key]["token_tiles"]))
+                         for r in results)
+
+    q = {r["case"]: r for r in results}
+
+    def pct(r, key, field):
+        return f"{100 * r['steps'][key][field]:.0f}%"
+
+    def totals(key):
+        return ", ".join(f"{r['case']} {us(r['steps'][key]['total'])}" for r in results)
+
     lines += ["",
               "How the model counts (assumptions):", "",
-              "- **Bound.** Each pair runs its units in order (unit u on pair u mod P, P = min(74, units)); a unit "
-              "takes the longer of its tensor time (the whole tile, rows or columns past the group's tokens "
-              "included, at two SMs' share of the published rate) and its DRAM bytes at the pair's share of the "
-              "bandwidth. HBM is one pool shared evenly by the pairs still running, a pair taking no more than its "
-              "tensor core can use. The JSON also gives the floor no arbitration can beat (the busiest pair's "
-              "tensor time or all bytes at 8 TB/s) and the bound with 74 fixed slices of the bandwidth, which an "
-              "idle pair cannot lend. No pair ever draws more than "
+              "- **Bound.** Each pair runs its units in order (unit u on pair u mod P, P = min(74, units); inside "
+              "a group the order of the step's `unit_at`); a unit takes the longer of its tensor time (the whole "
+              "tile, rows or columns past the group's tokens included, at two SMs' share of the published rate) "
+              "and its DRAM bytes at the pair's share of the bandwidth. HBM is one pool shared evenly by the "
+              "pairs still running, a pair taking no more than its tensor core can use. The JSON also gives the "
+              "floor no arbitration can beat (the busiest pair's tensor time or all bytes at 8 TB/s) and the bound "
+              "with 74 fixed slices of the bandwidth, which an idle pair cannot lend. No pair ever draws more than "
               f"{max(st['peak_pair_bytes_per_s'] for r in results for st in r['steps'].values()) / 1e9:.0f} GB/s, "
               "below what its ring keeps in flight (7 k-tiles of 56 KB over a loaded DRAM latency near 1 us: "
               "about 0.4 TB/s).",
               "- **Bytes.** A, B, both scale arrays padded to 128 rows per group (the padding rows are read) and C "
-              "in FP16, once each: a group's A rows are shared by its tile-columns and its weights by its "
-              "token tiles through L2. Rows past a group's tokens are zero-filled by TMA: no DRAM bytes, but they "
-              "land in shared memory and are multiplied. This byte count at 7.7 TB/s reproduces the published "
-              "SOL within 0.5%.",
-              f"- **Step 2 (not built)**: 256 weight rows per pair on MMA_M, the tokens on MMA_N, as few token "
-              f"tiles per group as MMA_N <= 256 allows, each the smallest multiple of 16 covering an even share: "
-              f"{tiles}.",
+              "in FP16, once each: a group's token rows are shared by its weight tiles and its weights by its "
+              "token tiles through L2 (each unit carries its share). Rows or token columns past a group's tokens "
+              "are zero-filled by TMA: no DRAM bytes, but they land in shared memory and are multiplied. This "
+              "byte count at 7.7 TB/s reproduces the published SOL within 0.5%.",
+              "- **Step 1** (`kernel_table.cuh`): 256 tokens per pair on MMA_M, 128 weight rows on MMA_N; "
+              "ceil(M_g / 256) x N / 128 units per group.",
+              "- **Step 2 as built** (`kernel.cuh`): 256 weight rows per pair on MMA_M, 128 tokens on MMA_N "
+              "whatever the group, so ceil(N / 256) x ceil(M_g / 128) units per group, every one a full "
+              "256 x 128 MMA (the instruction descriptor's N is kBN); the raster walks groups of 8 weight tiles "
+              f"token tile by token tile. Token tiles: {tiles('2')}.",
+              "- **Variant: per-group token tile** (not built: needs T up to 256, which two accumulators plus "
+              "scale columns do not fit in TMEM): as few token tiles per group as MMA_N <= 256 allows, each the "
+              f"smallest multiple of 16 covering an even share: {tiles('2_per_group')}.",
+              f"- **Variant: per-group token tile <= {STEP2_TMEM_CAP}** (not built: fits TMEM with step 2's 7 "
+              "slots, but needs the MMA's N and the token tile chosen per group): step 2's token tiles, each cut "
+              f"to an even share rounded up to 16: {tiles('2_per_group_128')}. Totals {totals('2_per_group_128')} "
+              f"us, geomean {us(sums['step2_per_group_128_total'])} us: the same units as step 2, less tensor "
+              "time per unit.",
+              "- Both variants use step 2's raster and tile the weights as step 2 does; "
+              "only the token tile differs.",
               f"- **Fixed cost (der.)**: gau-nernst v6b's time minus the realistic SOL is "
               + ", ".join(f"{q} {us(v)}" for q, v in gaps.items())
               + f" us. Its kernel moved bytes no faster than the 5.915 TB/s measured on that B200, so a per-call "
@@ -405,43 +489,61 @@ def table(results, sums):
               "unit's epilogue, as the competition's harness timed them. Not measured here; stage 10 has none of "
               "v6b's prologue unrolling, so its own may be larger.",
               f"- With gau-nernst's measured ceilings (5.915 TB/s, 5.797 PFLOP/s) in place of the published peaks, "
-              f"the model's geomeans become {us(sums['step1_total_measured_ceilings'])} us (step 1) and "
-              f"{us(sums['step2_total_measured_ceilings'])} us (step 2), against {us(sums['best_public'])} us "
-              f"public. With 7.7 TB/s the bounds rise by at most "
-              f"{100 * max(r['steps'][k]['bound_alt_bw'] / r['steps'][k]['bound'] - 1 for r in results for k in ('1', '2')):.1f}%.",
-              f"- TMEM: step 2's two accumulators of T columns leave 512 - 2T columns for the ring's scales, none "
-              f"at T = 256. Capping T at {STEP2_TMEM_CAP} (more token tiles, each reading its weights again "
-              f"from L2; more pairs busy at Q2 and Q3) gives a geomean of {us(sums['step2_tmem_cap_total'])} us: "
-              "step 2 halves the units, and where that leaves pairs idle (Q3: 36 units) it loses what the "
-              "columns saved.",
+              f"the model's geomeans become {us(sums['step1_total_measured_ceilings'])} us (step 1), "
+              f"{us(sums['step2_total_measured_ceilings'])} us (step 2), "
+              f"{us(sums['step2_per_group_total_measured_ceilings'])} us (per-group variant) and "
+              f"{us(sums['step2_per_group_128_total_measured_ceilings'])} us (<= {STEP2_TMEM_CAP} variant), "
+              f"against {us(sums['best_public'])} us public. With 7.7 TB/s the bounds rise by at most "
+              f"{100 * max(st['bound_alt_bw'] / st['bound'] - 1 for r in results for st in r['steps'].values()):.1f}%.",
+              "- **Step 2 against step 1** (bounds, step 1 \u2192 step 2): "
+              + ", ".join(f"{r['case']} {us(r['steps']['1']['bound'])} \u2192 {us(r['steps']['2']['bound'])}"
+                          for r in results)
+              + f" us. Step 2 runs fewer units (zero token columns in 128-wide tiles instead of zero rows in 256-row "
+              f"tiles: useful MMA work {pct(q['Q1'], '1', 'mma_utilisation')} \u2192 "
+              f"{pct(q['Q1'], '2', 'mma_utilisation')} at Q1), so fewer waves and less tensor time on the busiest "
+              f"pair (Q1 {us(q['Q1']['steps']['1']['t_tensor_busiest_pair'])} \u2192 "
+              f"{us(q['Q1']['steps']['2']['t_tensor_busiest_pair'])} us; Q4 goes from "
+              f"{q['Q4']['steps']['1']['waves']} waves, tensor-bound, to {q['Q4']['steps']['2']['waves']} and gains "
+              "most). But Q1 to Q3 are bound by HBM, and there the bytes per pair matter: a weight slab (256 rows "
+              "x K) that one token tile covers is read by one step-2 unit alone, where step 1 splits it over two "
+              "128-row units, so the pairs' bytes are more uneven (Q1: the heaviest pair carries "
+              f"{q['Q1']['steps']['2']['dram_bytes_busiest_pair'] / 1e6:.2f} MB against "
+              f"{q['Q1']['steps']['1']['dram_bytes_busiest_pair'] / 1e6:.2f} MB in step 1); the heaviest pairs "
+              "finish last, each paced by its own tensor time, while the finished pairs' bandwidth goes unused. "
+              f"At Q3 every pair runs one unit in both steps: {q['Q3']['steps']['2']['units']} pairs instead of "
+              f"{q['Q3']['steps']['1']['units']} move the same bytes. The per-group variant has the fewest units, "
+              f"which at Q3 ({q['Q3']['steps']['2_per_group']['units']} units, "
+              f"{us(q['Q3']['steps']['2_per_group']['bound'])} us) leaves half the pairs idle.",
               "",
-              "What the model cannot see: L2 and shared-memory bandwidth (the zero rows of step 1 still cross "
-              "shared memory; step 2's MMAs with a small MMA_N read 4 KB of weights per CTA for every 64 values of "
-              "k whatever T is, more shared-memory bytes per FLOP than a 256 x 128 tile below T = 128), TMA and "
-              "MMA latencies inside a unit, whether L2 really serves the second reader of "
-              "shared A rows and weights, the clock under the power limit, and how this kernel's fixed cost "
-              "compares with gau-nernst's."]
+              "What the model cannot see: L2 and shared-memory bandwidth (the zero rows of step 1 and the zero "
+              "token columns of step 2 still cross shared memory; the per-group variant's MMAs with a small "
+              "MMA_N read 4 KB of weights per CTA for every 64 values of k whatever T is, more shared-memory "
+              "bytes per FLOP than a 256 x 128 tile); step 2's epilogue, which writes the staging sub-tile a "
+              "column per thread, 32 two-byte shared-memory stores per thread and sub-tile where step 1 makes "
+              "four 16-byte stores (eight times the store instructions for the same bytes; the model counts "
+              "bytes, and the epilogue hides behind the next unit's MMAs only while it is shorter than them), or, "
+              "without TMA stores, 64 contiguous bytes per warp instruction to global memory; TMA and MMA "
+              "latencies inside a unit; whether L2 really serves the second reader of shared token rows and "
+              "weights (step 2's second token tile of a weight tile comes 8 units later); the clock under the "
+              "power limit; and how this kernel's fixed cost compares with gau-nernst's."]
     return "\n".join(lines) + "\n"
 
 
 def document(results, sums):
     fixed, gaps = fixed_cost()
     return dict(model=TITLE,
-                note="No GPU data: lower bounds from published peak figures and stage 10's schedule, plus a per-call "
-                     "fixed cost derived from public B200 times (der.). Times in seconds, bytes in bytes.",
+                note="No GPU data: lower bounds from published peak figures and stage 10's schedules, plus a "
+                     "per-call fixed cost derived from public B200 times (der.). Times in seconds, bytes in bytes.",
                 figures=FIGURES,
-                parameters=dict(pairs=PAIRS, cta_group=kCtaGroup, step1_tile=[kBM, kBN], tile_k=kTileK, mma_k=kMmaK,
-                                group_m=kGroupM, acc_buffers=kAccBuffers, ring_slots=RING_SLOTS, step2_m=STEP2_M,
-                                step2_mma_n=[MMA_N_STEP, MMA_N_MAX], step2_tmem_cap=STEP2_TMEM_CAP),
+                parameters=dict(pairs=PAIRS, kernel_constants=MODEL_CONSTANTS, ring_slots=RING_SLOTS,
+                                tiling=MODEL_TILING,
+                                step1_tile=dict(tokens=kBM, weights=kBN),
+                                step2_tile=dict(weights=STEP2_WEIGHT_TILE, tokens=STEP2_TOKEN_TILE),
+                                variant_mma_n=[MMA_N_STEP, MMA_N_MAX], variant_tmem_cap=STEP2_TMEM_CAP),
                 fixed_cost=dict(value=fixed, derivation="der.: min over the four cases of gau-nernst v6b's time "
                                 "minus the case's bytes at 5.915 TB/s", gaps=gaps,
                                 upper_bound_ncu_startup=NCU_STARTUP_US * 1e-6),
-                steps={"1": "10_group_gemm/kernel.cuh: tokens on MMA_M (256 per pair), weights on MMA_N (128)",
-                       "2": "model of a step not yet built: weights on MMA_M (256 per pair), tokens on MMA_N "
-                            "(a multiple of 16 up to 256 per group)",
-                       "2_tmem_cap": f"step 2 with the token tile capped at {STEP2_TMEM_CAP} (two accumulators and "
-                                     "the ring's scale columns fit in TMEM)"},
-                cases=results, geomeans=sums)
+                steps=STEP_NAMES, cases=results, geomeans=sums)
 
 
 def rewrite(text, body):
@@ -459,15 +561,29 @@ def target():
 
 
 def kernel_constants():
-    """The constants the model copies, as 10_group_gemm/kernel.cuh defines them (None where absent)."""
-    if not KERNEL.exists():
-        return None
-    text = KERNEL.read_text()
-    got = {}
-    for name in ("kCtaGroup", "kBM", "kBN", "kTileK", "kMmaK", "kGroupM", "kAccBuffers"):
-        m = re.search(rf"constexpr int {name} = (\d+);", text)
-        got[name] = int(m.group(1)) if m else None
-    return got
+    """What the model copies, as each step's kernel file defines it: {"1": kernel_table.cuh's, "2": kernel.cuh's}
+    (a file absent: None). Per file the constants (None where absent), which constant make_table tiles the
+    tokens (M_g) and the weights (N_g) by, which tile count unit_at's raster groups by kGroupM (tiles_m: token
+    tiles, tiles_n: weight tiles), and the MMA shape of the instruction descriptor."""
+    out = {}
+    for key, path in (("1", KERNEL_STEP1), ("2", KERNEL_STEP2)):
+        if not path.exists():
+            out[key] = None
+            continue
+        text = path.read_text()
+        got = {}
+        for name in MODEL_CONSTANTS:
+            m = re.search(rf"constexpr int {name} = (\d+);", text)
+            got[name] = int(m.group(1)) if m else None
+        m = re.search(r"tiles_m = \(a\.M \+ (\w+) - 1\) / (\w+), tiles_n = \(a\.N \+ (\w+) - 1\) / (\w+);", text)
+        tiling = dict(tokens=m.group(1), weights=m.group(3)) if m and m.group(1) == m.group(2) \
+            and m.group(3) == m.group(4) else None
+        m = re.search(r"= t / \(kGroupM \* s\.(tiles_[mn])\) \* kGroupM;", text)
+        raster = m.group(1) if m else None
+        m = re.search(r"nvfp4_instr_descriptor\((\w+), (\w+)\)", text)
+        mma = (m.group(1), m.group(2)) if m else None
+        out[key] = dict(constants=got, tiling=tiling, raster_over=raster, mma=mma)
+    return out
 
 
 def checks(results, sums):
@@ -497,16 +613,27 @@ def checks(results, sums):
             expect(st["bound_measured_ceilings"] >= st["bound"] * (1 - eps), f"{w}: measured ceilings below the peaks")
             expect(abs(st["total"] - st["bound"] - st["fixed_cost"]) <= eps, f"{w}: total != bound + fixed cost")
         ms, n, k = CASES[c]
-        expect(r["steps"]["1"]["units"] == sum(ceil_div(m, kBM) * ceil_div(n, kBN) for m in ms if m),
-               f"{c}: step 1 units")
-        expect(r["steps"]["2"]["units"] == sum(ceil_div(n, STEP2_M) * ceil_div(m, token_tile(m)[0]) for m in ms if m),
-               f"{c}: step 2 units != (N / 256) x ceil(M_g / token tile)")
-        expect(r["steps"]["2"]["mma_utilisation"] >= r["steps"]["1"]["mma_utilisation"],
-               f"{c}: step 2 wastes more MMA work than step 1")
+        s = r["steps"]
+        expect(s["1"]["units"] == sum(ceil_div(m, kBM) * ceil_div(n, kBN) for m in ms if m), f"{c}: step 1 units")
+        # Step 2 as built: make_table's count, weights by kBM and tokens by kBN (kernel.cuh).
+        expect(s["2"]["units"] == sum(ceil_div(n, kBM) * ceil_div(m, kBN) for m in ms if m),
+               f"{c}: step 2 units != ceil(N / kBM) x ceil(M_g / kBN)")
+        expect(abs(s["2"]["executed_flops"] - sum(2 * kBM * kBN * round_up(k, kMmaK) * ceil_div(n, kBM)
+                                                   * ceil_div(m, kBN) for m in ms)) <= eps * s["2"]["executed_flops"],
+               f"{c}: step 2 does not run a full kBM x kBN MMA per unit")
+        expect(s["2_per_group"]["units"] == sum(ceil_div(n, STEP2_WEIGHT_TILE) * ceil_div(m, token_tile(m)[0])
+                                                for m in ms if m),
+               f"{c}: per-group variant's units != ceil(N / 256) x ceil(M_g / token tile)")
+        expect(s["2_per_group_128"]["units"] == s["2"]["units"], f"{c}: the <= 128 variant's units != step 2's")
+        expect(s["2"]["mma_utilisation"] >= s["1"]["mma_utilisation"], f"{c}: step 2 wastes more MMA work than step 1")
+        for key in ("2_per_group", "2_per_group_128"):
+            expect(s[key]["mma_utilisation"] >= s["2"]["mma_utilisation"] * (1 - eps),
+                   f"{c}: the {key} variant wastes more MMA work than step 2")
         for m in ms:
-            t, tiles = token_tile(m)
-            expect(t % MMA_N_STEP == 0 and MMA_N_STEP <= t <= MMA_N_MAX and t * tiles >= m and t * (tiles - 1) < m,
-                   f"{c}: token tile {t} for M = {m}")
+            for cap in (MMA_N_MAX, STEP2_TMEM_CAP):
+                t, tiles = token_tile(m, cap)
+                expect(t % MMA_N_STEP == 0 and MMA_N_STEP <= t <= cap and t * tiles >= m and t * (tiles - 1) < m,
+                       f"{c}: token tile {t} (cap {cap}) for M = {m}")
     # The even split equals the pool when every pair carries the same units.
     same = [[dict(t_mma=1e-6, dram=3e5, executed=1, useful=1, smem=1)] * 3 for _ in range(PAIRS)]
     expect(abs(fair_share(same, HBM_BYTES_PER_S)[0] - even_share(same, HBM_BYTES_PER_S)) <= 1e-15,
@@ -522,16 +649,35 @@ def checks(results, sums):
     expect(abs(sums["best_public"] * 1e6 - BEST_PUBLIC_GEOMEAN_US) < 0.005, "gau-nernst v6b geomean != 13.11")
     fixed, gaps = fixed_cost()
     expect(fixed > 0 and fixed == min(gaps.values()) and fixed < NCU_STARTUP_US * 1e-6, "fixed cost derivation")
-    # The model's constants are the kernel's.
-    got = kernel_constants()
-    if got is not None:
-        for name, value in got.items():
-            expect(value == globals()[name], f"{name}: the model has {globals()[name]}, 10_group_gemm/kernel.cuh "
-                                             f"{value}")
+    # The model's tile sizes and tiling are the kernels' (each step's file).
+    for key, got in kernel_constants().items():
+        path = (KERNEL_STEP1 if key == "1" else KERNEL_STEP2).relative_to(ROOT)
+        if got is None:
+            bad.append(f"{path} is missing: the model of step {key} has nothing to compare with")
+            continue
+        for name, value in got["constants"].items():
+            want = MODEL_CONSTANTS[name]
+            expect(value == want, f"{name}: the model has {want}, {path} {value}")
+        expect(got["tiling"] is not None and got["tiling"] == {x: MODEL_TILING[key][x] for x in ("tokens", "weights")},
+               f"{path}: make_table tiles tokens / weights by {got['tiling']}, the model's step {key} by "
+               f"{MODEL_TILING[key]['tokens']} / {MODEL_TILING[key]['weights']}")
+        expect(got["raster_over"] == MODEL_TILING[key]["raster_over"],
+               f"{path}: unit_at groups {got['raster_over']} by kGroupM, the model {MODEL_TILING[key]['raster_over']}")
+        expect(got["mma"] == ("kBM", "kBN"), f"{path}: the MMA is {got['mma']}, the model's kBM x kBN")
+    expect((STEP2_WEIGHT_TILE, STEP2_TOKEN_TILE) == (kBM, kBN), "step 2's tile is not kBM weights x kBN tokens")
     # The ring: stage 10's slot formula (28 KB per CTA and k-tile; 512 TMEM columns less two 128-column
     # accumulators, 32 scale columns per slot).
     expect(min((232448 - (4096 + 4 * 2 * 2048)) // (16384 + 8192 + 2048 + 2048), (512 - 256) // 32) == RING_SLOTS,
            "ring slots")
+    # The rasters: every tile of a group exactly once; step 2's next token tile of a weight tile kGroupM later.
+    for tiles_m, tiles_n in ((1, 16), (2, 16), (3, 12), (2, 28), (5, 3), (11, 9)):
+        for f in (transcribed_unit_at, transcribed_unit_at_step2):
+            seen = sorted(f(tiles_m, tiles_n, t) for t in range(tiles_m * tiles_n))
+            expect(seen == [(i, j) for i in range(tiles_m) for j in range(tiles_n)],
+                   f"{f.__name__}({tiles_m}, {tiles_n}): not every tile once")
+    order = [transcribed_unit_at_step2(2, 16, t) for t in range(32)]
+    expect(order[:9] == [(0, w) for w in range(8)] + [(1, 0)] and order.index((1, 3)) - order.index((0, 3)) == kGroupM,
+           "step 2 raster: 8 weight tiles of token tile 0, then of token tile 1")
     # Worked by hand.
     r = {x["case"]: x for x in results}
     s = r["Q1"]["steps"]["1"]
@@ -541,8 +687,19 @@ def checks(results, sums):
     expect(abs(s["mma_utilisation"] - 1024 / 2048) < 1e-12, "Q1 step 1: 1024 of 2048 MMA rows useful")
     expect(r["Q3"]["steps"]["1"]["units"] == 72 and r["Q3"]["steps"]["1"]["waves"] == 1, "Q3 step 1: 72 units, 1 wave")
     expect(r["Q4"]["steps"]["1"]["units"] == 96 and r["Q4"]["steps"]["1"]["waves"] == 2, "Q4 step 1: 96 units")
-    expect(r["Q1"]["steps"]["2"]["units"] == 128 and r["Q3"]["steps"]["2"]["units"] == 36, "step 2 units Q1, Q3")
-    expect(token_tile(320) == (160, 2) and token_tile(72) == (80, 1) and token_tile(248) == (256, 1), "token tiles")
+    # Step 2 as built: Q1 11 token tiles (80, 176 -> 2, 128, 72, 64, 248 -> 2, 96, 160 -> 2) x 16 weight tiles.
+    s = r["Q1"]["steps"]["2"]
+    expect(s["units"] == 176 and s["waves"] == 3 and s["pairs_with_most_units"] == 28, "Q1 step 2: 176 units, 28 x 3")
+    expect(abs(s["mma_utilisation"] - 1024 / (11 * 128)) < 1e-12, "Q1 step 2: 1024 of 1408 token columns useful")
+    expect(abs(s["t_tensor_busiest_pair"] - 3 * 2 * 256 * 128 * 7168 / (2 * 9e15 / 148)) < 1e-15,
+           "Q1 step 2: busiest pair's tensor time")
+    expect([r[q]["steps"]["2"]["units"] for q in ("Q2", "Q3", "Q4")] == [28 * 13, 12 * 5, 16 * 4],
+           "step 2 units Q2, Q3, Q4")
+    expect(r["Q4"]["steps"]["2"]["mma_utilisation"] == 1.0, "Q4 step 2: 128 and 384 tokens fill 128-token tiles")
+    expect(r["Q1"]["steps"]["2_per_group"]["units"] == 128 and r["Q3"]["steps"]["2_per_group"]["units"] == 36,
+           "per-group variant units Q1, Q3")
+    expect(token_tile(320) == (160, 2) and token_tile(72) == (80, 1) and token_tile(248) == (256, 1)
+           and token_tile(176, STEP2_TMEM_CAP) == (96, 2) and built_token_tile(176) == (128, 2), "token tiles")
     expect(abs(r["Q3"]["bytes"] - (512 * 2048 + 640 * 256 + 2 * 3072 * 2048 + 2 * 3072 * 256 + 2 * 512 * 3072)) < 1,
            "Q3 bytes by hand")
     return bad
@@ -570,8 +727,9 @@ def main():
             print(f"FAILED: {f}")
         if failures:
             return 1
-        print(f"checked {len(results)} cases x 3 steps: floor <= bound <= even-share bound, bytes add up and "
-              f"reproduce the published SOL, the kernel's constants, hand-worked values; outputs current")
+        print(f"checked {len(results)} cases x {len(results[0]['steps'])} steps (step 1, step 2 as built, two "
+              f"variants): floor <= bound <= even-share bound, bytes add up and reproduce the published SOL, both "
+              f"kernels' tile sizes and tiling, the rasters, hand-worked values; outputs current")
         return 0
 
     print(body, end="")
