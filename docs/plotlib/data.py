@@ -3,6 +3,7 @@
 package reads runs with (shapes, roles, the run's kind).
 """
 import json
+import re
 import pathlib
 
 import plotting
@@ -151,9 +152,33 @@ def load_runs(data_dir):
         if isinstance(doc, dict) and "benchmarks" in doc:
             run = load(p)
             run["tests"] = load_tests(data_dir, run["stage"])
+            run["other_gpus"] = other_gpu_runs(data_dir, run)
             runs.append(run)
     order = {s.folder: i for i, s in enumerate(stages.read())}  # teaching order (CMakeLists.txt), then the rest
     return sorted(runs, key=lambda r: (order.get(r["stage"], len(order)), r["stage"]))
+
+
+def rotation_rule(ctx):
+    """A run's input-rotation rule without the L2 size it names (the same rule on GPUs with other L2s)."""
+    return re.sub(r"\(\d+ MiB\)", "(L2)", str(ctx.get("input_rotation", "")))
+
+
+def other_gpu_runs(data_dir, run):
+    """The same stage measured on other GPUs under the same input-rotation rule: docs/data/timing/<stage>_*.json,
+    the newest run per GPU (older rules and the run's own GPU left out, so every series compares like with
+    like)."""
+    newest = {}
+    for p in sorted((pathlib.Path(data_dir) / "timing").glob(f"{run['stage']}_*.json")):
+        try:
+            ctx = json.loads(p.read_text()).get("context", {})
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        if (ctx.get("stage") != run["stage"] or ctx.get("gpu") == run["ctx"].get("gpu")
+                or rotation_rule(ctx) != rotation_rule(run["ctx"])):
+            continue
+        if ctx.get("date", "") > newest.get(ctx.get("gpu"), ("", None))[0]:
+            newest[ctx.get("gpu")] = (ctx.get("date", ""), p)
+    return [load(p) for _, p in (newest[g] for g in sorted(newest))]
 
 
 def missing_data(runs, data_dir=DATA):
@@ -174,7 +199,7 @@ def short_stamp(ctx):
 
 def sources(run, model):
     """The files a run's plot is drawn from."""
-    paths = [run["path"]]
+    paths = [run["path"]] + [o["path"] for o in run.get("other_gpus", [])]
     if run["emulated"]:
         if model:
             paths.append(model["path"])

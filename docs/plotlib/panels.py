@@ -303,11 +303,46 @@ def panel_gemv_variants(ax, run):
     ax.set_title("Every configuration of the stage as a fraction of the ceiling (each variant changes one choice)")
 
 
+def panel_gemv_gpus(ax, run):
+    """The stage's fraction of the streaming read on every GPU it was measured on (this run, then the runs of
+    docs/data/timing under the same rotation rule), at the shapes all of them share: each fraction against
+    the ceiling measured in its own run."""
+    runs = [run] + run.get("other_gpus", [])
+    shared = set.intersection(*[set(shape_text(k) for k in gemv_keys(r)) & set(gemv_ceiling(r)) for r in runs])
+    keys = [k for k in gemv_keys(run) if shape_text(k) in shared]
+    series = []
+    for r in runs:
+        ceiling = gemv_ceiling(r)
+        rows = {shape_key(x): dict(fraction=x["gbps"] / ceiling[shape_text(shape_key(x))]["gbps"])
+                for x in performance(r["results"]) if x["role"] == "stage" and shape_text(shape_key(x)) in shared}
+        label = f"{r['stage']}, {r['ctx']['gpu']}"
+        series.append((label, dict(color=GPU_COLOURS[len(series) % len(GPU_COLOURS)], edgecolor="black", lw=0.4), rows))
+    placed = gemv_bars(ax, run, keys, series, lambda x: x["fraction"])
+    for xs, vals, _ in placed:
+        for x, v in zip(xs, vals):
+            if v > 0:
+                ax.text(x, v + 0.01, f"{v:.3f}", ha="center", va="bottom", fontsize=7, rotation=90)
+    ax.axhline(1.0, color="black", lw=1, ls="--")
+    ax.text(0.005, 0.985, "; ".join(f"{r['ctx']['gpu']}: {str(r['ctx']['date'])[:10]}, commit {str(r['ctx']['commit'])[:7]}"
+                                    for r in runs), ha="left", va="top", fontsize=8, transform=ax.transAxes)
+    ax.set_ylim(0, 1.25)
+    ax.set_ylabel("GB/s / GB/s of the streaming read")
+    ax.grid(alpha=0.3, axis="y")
+    ax.set_title("The stage on each GPU, as a fraction of that GPU's streaming read (same rotation rule)")
+
+
+GPU_COLOURS = ["#2ca02c", "#98df8a", "#1f77b4", "#aec7e8"]
+
+
 def gemv_panels(run, model):
-    """A GEMV's panels: GB/s, the fraction of the streaming-read ceiling, and every configuration of the stage."""
-    return [("gemv_bandwidth", lambda ax: panel_gemv_bandwidth(ax, run)),
-            ("gemv_fraction", lambda ax: panel_gemv_fraction(ax, run)),
-            ("gemv_variants", lambda ax: panel_gemv_variants(ax, run))]
+    """A GEMV's panels: GB/s, the fraction of the streaming-read ceiling, every configuration of the stage, and
+    where it was measured on more than one GPU, the fraction on each."""
+    out = [("gemv_bandwidth", lambda ax: panel_gemv_bandwidth(ax, run)),
+           ("gemv_fraction", lambda ax: panel_gemv_fraction(ax, run)),
+           ("gemv_variants", lambda ax: panel_gemv_variants(ax, run))]
+    if run.get("other_gpus"):
+        out.append(("gemv_gpus", lambda ax: panel_gemv_gpus(ax, run)))
+    return out
 
 
 def gemm_panels(run, model):
