@@ -10,7 +10,6 @@
 #include "kernel_table.cuh"
 #include "kernel.cuh"
 
-#include <array>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -20,23 +19,13 @@
 
 namespace {
 
-gemm::Shape group_shape(const std::string& name, const std::vector<std::array<int, 3>>& groups) {
-  gemm::Shape s;
-  for (const auto& g : groups) {
-    s.extra.insert(s.extra.end(), g.begin(), g.end());
-    s.M += g[0], s.N = std::max(s.N, g[1]), s.K = std::max(s.K, g[2]);
-  }
-  s.name = name;
-  return s;
-}
-
 // GPU MODE Q1's expert sizes (M per group) at a small N and K: the host's work does not depend on them,
 // and the kernel behind it stays short where it runs emulated.
 const gemm::Shape& host_time_shape() {
   static const gemm::Shape s = [] {
-    std::vector<std::array<int, 3>> g;
+    std::vector<gemm::GroupSize> g;
     for (int m : {80, 176, 128, 72, 64, 248, 96, 160}) g.push_back({m, 256, 256});
-    return group_shape("host_time_8_groups", g);
+    return gemm::group_shape("host_time_8_groups", g);
   }();
   return s;
 }
@@ -81,8 +70,8 @@ void host_time(benchmark::State& state, HostCall which) {
 int main(int argc, char** argv) {
   gemm::bench::Plan plan;  // the kind's shapes: GPU MODE's four problems, then DeepSeek-V3 experts
   plan.variants = {{stage10_table::kStage.id, stage10_table::launch}};  // step 1: tokens on the MMA's M side
-  plan.emulated_shapes = {group_shape("emulated_4_groups", {{64, 512, 512}, {200, 512, 512}, {0, 512, 512}, {130, 512, 512}}),
-                          group_shape("emulated_8_groups", {{80, 256, 1024}, {176, 256, 1024}, {128, 256, 1024}, {72, 256, 1024},
+  plan.emulated_shapes = {gemm::group_shape("emulated_4_groups", {{64, 512, 512}, {200, 512, 512}, {0, 512, 512}, {130, 512, 512}}),
+                          gemm::group_shape("emulated_8_groups", {{80, 256, 1024}, {176, 256, 1024}, {128, 256, 1024}, {72, 256, 1024},
                                                             {64, 256, 1024}, {248, 256, 1024}, {96, 256, 1024}, {160, 256, 1024}})};
   plan.register_extra = [] {
     benchmark::RegisterBenchmark("host time per call/10 first call (validate + 40 encodes)", host_time, HostCall::kFirst)

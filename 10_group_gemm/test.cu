@@ -8,7 +8,6 @@
 #include "kernel.cuh"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -26,16 +25,9 @@ using gemm::testing::GemmCase;
 constexpr gemm::testing::Tile kTileTable{stage10_table::kBM, stage10_table::kBN, stage10_table::kTileK};
 constexpr gemm::testing::Tile kTile{stage10::kBN, stage10::kBM, stage10::kTileK};
 
-// A case of the group kind: per-group (M, N, K) triples (common/kinds/nvfp4_group_gemm.cpp's encoding).
-GemmCase group_case(const std::string& label, Tier tier, const std::vector<std::array<int, 3>>& groups) {
-  gemm::Shape s;
-  s.L = 1;
-  for (const auto& g : groups) {
-    s.extra.insert(s.extra.end(), g.begin(), g.end());
-    s.M += g[0], s.N = std::max(s.N, g[1]), s.K = std::max(s.K, g[2]);
-  }
-  s.name = label;
-  return {std::string(gemm::tier_name(tier)) + "_stage10_" + label, s, tier};
+// A case of the group kind from its groups' (M, N, K); the name seeds the data.
+GemmCase group_case(const std::string& label, Tier tier, const std::vector<gemm::GroupSize>& groups) {
+  return {std::string(gemm::tier_name(tier)) + "_stage10_" + label, gemm::group_shape(label, groups), tier};
 }
 
 std::vector<GemmCase> cases(gemm::testing::Tile tile) {
@@ -162,11 +154,11 @@ TEST(GpuNvfp4GroupGemmCache, RepeatedCallsHitAndChangedTablesMiss) {
 
 // Groups on placeholder addresses (never dereferenced: nothing is encoded or launched): inputs shared
 // at one address, each C_g in a range of its own.
-std::vector<gemm::Nvfp4Group> fake_groups(const std::vector<std::array<int, 3>>& sizes) {
+std::vector<gemm::Nvfp4Group> fake_groups(const std::vector<gemm::GroupSize>& sizes) {
   std::vector<gemm::Nvfp4Group> v;
   auto* p = reinterpret_cast<const uint8_t*>(0x10000);
   for (const auto& s : sizes)
-    v.push_back({s[0], s[1], s[2], p, p, p, p, 1.0f, reinterpret_cast<__half*>(uintptr_t(0x10000000) * (v.size() + 1))});
+    v.push_back({s.M, s.N, s.K, p, p, p, p, 1.0f, reinterpret_cast<__half*>(uintptr_t(0x10000000) * (v.size() + 1))});
   return v;
 }
 
@@ -256,7 +248,7 @@ TEST(GroupGemmTable, MoreGroupsThanOneTableAreSplitOverLaunches) {
   EXPECT_EQ(few.small[0].units, 3);  // 130 tokens: two token tiles of 128; 1 token: one
   EXPECT_TRUE(few.tma_store);
   const int G = 2 * stage10::kGroupsPerLaunch + 3;
-  const auto many = stage10::make_tables({fake_groups(std::vector<std::array<int, 3>>(size_t(G), {130, 64, 64}))}, false);
+  const auto many = stage10::make_tables({fake_groups(std::vector<gemm::GroupSize>(size_t(G), {130, 64, 64}))}, false);
   EXPECT_TRUE(many.small.empty());
   ASSERT_EQ(many.large.size(), 3u);
   EXPECT_EQ(many.large[0].groups, stage10::kGroupsPerLaunch);
