@@ -81,10 +81,15 @@ void moe_walkthrough() {
   section("The MoE layout through the same table (nvfp4_group_gemm.h)");
   const int offsets[] = {0, 200, 200, 270};
   std::printf("  3 experts, tokens sorted by expert: row_offsets = {0, 200, 200, 270}, N = 256, K = 512\n");
-  for (int e = 0; e < 3; ++e)
+  for (int e = 0; e < 3; ++e) {
+    if (offsets[e + 1] == offsets[e]) {
+      std::printf("    expert %d: no tokens (M = 0: nothing read, nothing written, no units)\n", e);
+      continue;
+    }
     std::printf("    expert %d: A rows %d..%d, its scales from byte %lld (%lld B: rows padded to 128)\n", e, offsets[e],
                 offsets[e + 1] - 1, static_cast<long long>(gemm::moe_sfa_offset(offsets, e, 512)),
                 static_cast<long long>(gemm::sf_batch_bytes(offsets[e + 1] - offsets[e], 512)));
+  }
 }
 
 }  // namespace
