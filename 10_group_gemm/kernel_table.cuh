@@ -150,7 +150,10 @@ struct GroupInfo {
 // groups is split into launches of at most this many (the launcher).
 inline constexpr int kParamBytes = 32764;
 inline constexpr int kOtherParamBytes = 256;  // the schedule, the trace buffer, alignment
-inline constexpr int kGroupsPerLaunch = (kParamBytes - kOtherParamBytes - 64) / int(sizeof(GroupMaps) + sizeof(GroupInfo));
+// The table starts on a CUtensorMap's 64-byte alignment, and its trailing counts round its size up to it.
+inline constexpr int kTableAlignmentSlack = int(alignof(CUtensorMap));
+inline constexpr int kGroupsPerLaunch =
+    (kParamBytes - kOtherParamBytes - kTableAlignmentSlack) / int(sizeof(GroupMaps) + sizeof(GroupInfo));
 
 // The table, in a kernel-parameter copy per launch size: `Capacity` groups (kSmallTable: a launch
 // with few groups does not ship kGroupsPerLaunch groups' worth of parameters).

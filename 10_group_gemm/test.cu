@@ -235,7 +235,7 @@ TEST(GroupGemmTable, FitsTheKernelParameterLimit) {
   EXPECT_LE(sizeof(stage10::GroupTable<stage10::kGroupsPerLaunch>) + stage10::kOtherParamBytes,
             size_t(stage10::kParamBytes));
   EXPECT_GT(sizeof(stage10::GroupTable<stage10::kGroupsPerLaunch + 1>) + stage10::kOtherParamBytes,
-            size_t(stage10::kParamBytes - 64))
+            size_t(stage10::kParamBytes - stage10::kTableAlignmentSlack))
       << "kGroupsPerLaunch could be larger";
   EXPECT_EQ(stage10::kGroupsPerLaunch, 47);
 }
