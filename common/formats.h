@@ -1,6 +1,8 @@
 // Number formats of NVFP4: E2M1 (the 4-bit payload), E4M3 (the per-16-values block scale) and the
 // FP16 the GEMM writes. Encoders round to nearest, ties to even, and saturate, which is exactly what
-// the hardware conversions (cvt.rn.satfinite.*) do; decoders are exact.
+// the hardware conversions (cvt.rn.satfinite.*) do; decoders are exact. At the end, the decoders of
+// the operand formats of the other tensor-core kinds the accumulator is shared with: E5M2 and UE8M0
+// (MXFP8, kind::mxf8f6f4) and FP16/BF16 (kind::f16).
 //
 // E2M1: 1 sign, 2 exponent (bias 1), 1 mantissa bit; no Inf, no NaN.    PTX ISA 9.1, section 5.2.3
 //   magnitudes by code 0..7:  0  0.5  1  1.5  2  3  4  6
@@ -150,5 +152,56 @@ inline double half_bits_to_double(uint16_t h) {
   }
   return (h & 0x8000) ? -value : value;
 }
+
+// ---- MXFP8 and 16-bit operand formats (decoders, exact) -------------------------------------------
+//
+// E5M2: 1 sign, 5 exponent (bias 15), 2 mantissa bits, IEEE-754 style: Inf is S.11111.00, NaN
+//   S.11111.{01,10,11}; largest finite 57344 (0x7B), smallest normal 2^-14, smallest subnormal 2^-16.
+//   (PTX ISA 9.1, 5.2.3 gives only the bit counts; bias, Inf and NaN are the OCP 8-bit floating-point
+//   specification's. An E5M2 value is the upper byte of the FP16 with the same value, which the CPU
+//   tests use as an independent check.)
+// UE8M0: 8 exponent bits, no sign, no mantissa: 2^(code - 127) for codes 0..254, 0xFF NaN, no zero and
+//   no Inf (PTX ISA 9.1, 5.2.3: no Inf, NaN 0xFF; the bias is CUDA's __nv_fp8_e8m0: codes 0..254 are
+//   2^-127 .. 2^127).
+// FP16 / BF16: IEEE binary16 and the upper half of an IEEE binary32 (PTX ISA 9.1, 5.2.3).
+
+GEMM_HD float float_from_bits(uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+#endif
+}
+
+GEMM_HD float e5m2_to_float(uint8_t code) {
+  const uint32_t exp = (code >> 2) & 0x1F, man = code & 0x3, sign = uint32_t(code & 0x80) << 24;
+  if (exp == 0x1F) return float_from_bits(sign | 0x7F800000u | (man << 21));  // Inf (man 0) or NaN
+  if (exp == 0) {
+    const float value = float(man) * 0x1p-16f;  // subnormal: m * 2^-16, exact
+    return sign ? -value : value;
+  }
+  // (1 + m/4) 2^(e-15) as FP32 bits: exponent field e - 15 + 127, mantissa m in its top 2 bits.
+  return float_from_bits(sign | ((exp + 112) << 23) | (man << 21));
+}
+
+GEMM_HD float ue8m0_to_float(uint8_t code) {
+  if (code == 0xFF) return float_from_bits(0x7FC00000u);  // NaN
+  // 2^(code - 127): code 0 is 2^-127, an FP32 subnormal (bit 22); codes 1..254 are FP32 normals.
+  return code == 0 ? float_from_bits(0x00400000u) : float_from_bits(uint32_t(code) << 23);
+}
+
+GEMM_HD float fp16_bits_to_float(uint16_t h) {
+  const uint32_t exp = (h >> 10) & 0x1F, man = h & 0x3FF, sign = uint32_t(h & 0x8000) << 16;
+  if (exp == 0x1F) return float_from_bits(sign | 0x7F800000u | (man << 13));  // Inf or NaN
+  if (exp == 0) {
+    const float value = float(man) * 0x1p-24f;  // subnormal: m * 2^-24, exact
+    return sign ? -value : value;
+  }
+  return float_from_bits(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+GEMM_HD float bf16_bits_to_float(uint16_t h) { return float_from_bits(uint32_t(h) << 16); }
 
 }  // namespace gemm
