@@ -50,6 +50,7 @@
 #include "common/launch.cuh"
 #include "common/nvfp4_device.cuh"
 #include "common/ptx/cluster.cuh"
+#include "common/ptx/ld.cuh"
 #include "common/registry.h"
 #include "common/sf_layout.h"
 
@@ -119,23 +120,17 @@ __device__ __forceinline__ Chunk16 load_a16(const uint8_t* p) {
   return c;
 }
 
-// 32 bytes of A: one ld.global.v8.b32 on sm_100a (256-bit loads are new there), two 16-byte loads
-// elsewhere.
+// 32 bytes of A: one ld.global.v8.b32 on sm_100a (256-bit loads are new there; common/ptx/ld.cuh,
+// which checks its preconditions in the precondition build), two 16-byte loads elsewhere.
 template <ALoad kind>
 __device__ __forceinline__ void load_a32(const uint8_t* p, uint32_t (&w)[8]) {
 #if GEMM_HAS_E2M1_CVT
   if constexpr (kind == ALoad::kCached) {
-    asm volatile("ld.global.nc.v8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8];"
-                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]), "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7])
-                 : "l"(p));
+    gemm::ptx::ld_global_nc_v8_b32(p, w);
   } else if constexpr (kind == ALoad::kNoAllocate) {
-    asm volatile("ld.global.nc.L1::no_allocate.v8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8];"
-                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]), "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7])
-                 : "l"(p));
+    gemm::ptx::ld_global_nc_L1_no_allocate_v8_b32(p, w);
   } else {
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v8.b32 {%0, %1, %2, %3, %4, %5, %6, %7}, [%8];"
-                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]), "=r"(w[4]), "=r"(w[5]), "=r"(w[6]), "=r"(w[7])
-                 : "l"(p));
+    gemm::ptx::ld_global_nc_L1_no_allocate_L2_256B_v8_b32(p, w);
   }
 #else
   const Chunk16 lo = load_a16<kind>(p), hi = load_a16<kind>(p + 16);
@@ -155,8 +150,8 @@ __device__ __forceinline__ uint32_t load_cached2(const uint8_t* p) { return __ld
 // ---- E2M1 decode ------------------------------------------------------------------------------------
 
 // The FP16 of an E2M1 value up to a constant factor: what decode8 returns, times kDecodeFactor,
-// is the value. On sm_100a the hardware converts exactly (factor 1); Hopper's bit arithmetic
-// yields value * 2^-14 (factor 2^14), see decode8.
+// is the value. On sm_100a the hardware converts exactly (factor 1; so does the precondition build's
+// Hopper copy of the instruction); Hopper's bit arithmetic yields value * 2^-14 (factor 2^14), see decode8.
 #if GEMM_HAS_E2M1_CVT
 inline constexpr float kDecodeFactor = 1.0f;
 #else
@@ -170,10 +165,7 @@ __device__ __forceinline__ void decode8(uint32_t w, __half2 (&h)[4]) {
 #if GEMM_HAS_E2M1_CVT
   // One cvt per byte: byte i -> (value 2i, value 2i+1), low nibble in the low half.
   uint32_t r[4];
-  asm("{\n .reg .b8 b0, b1, b2, b3;\n mov.b32 {b0, b1, b2, b3}, %4;\n"
-      " cvt.rn.f16x2.e2m1x2 %0, b0;\n cvt.rn.f16x2.e2m1x2 %1, b1;\n"
-      " cvt.rn.f16x2.e2m1x2 %2, b2;\n cvt.rn.f16x2.e2m1x2 %3, b3;\n}"
-      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(w));
+  gemm::ptx::cvt_rn_f16x2_e2m1x2_bytes(w, r);
 #pragma unroll
   for (int i = 0; i < 4; ++i) h[i] = *reinterpret_cast<__half2*>(&r[i]);
 #else
@@ -579,9 +571,15 @@ inline bool sixteen_rows(const gemm::Nvfp4GemmArgs& args, int sm_count) {
   return (int64_t(args.M) + 15) / 16 * args.L >= 2 * int64_t(sm_count);
 }
 
+// Whether launch() takes the sm_100a configuration: on an sm_100 GPU, and on Hopper in the precondition
+// build (common/ptx/arch.cuh), whose Hopper code takes the sm_100a paths with their rules checked.
+inline bool sm100_paths(const gemm::GpuInfo& gpu) {
+  return gpu.usable && (gpu.cc_major == 10 || GEMM_SM100_PATHS_ON_HOPPER);
+}
+
 inline void launch(const gemm::Nvfp4GemvArgs& args, cudaStream_t stream) {
   const gemm::GpuInfo& gpu = gemm::gpu_info();
-  if (gpu.usable && gpu.cc_major == 10)
+  if (sm100_paths(gpu))
     launch_config<Blackwell>(args, stream);
   else if (sixteen_rows(args, gpu.usable ? gpu.sm_count : kSmsWithoutGpu))
     launch_config<Hopper16Rows>(args, stream);

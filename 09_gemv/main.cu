@@ -14,7 +14,7 @@ void walkthrough(const gemm::program::Options& o) {
   using namespace stage09;
   const gemm::GpuInfo& gpu = gemm::gpu_info();
   const int sms = gpu.usable ? gpu.sm_count : kSmsWithoutGpu;
-  const bool blackwell = gpu.usable && gpu.cc_major == 10;
+  const bool blackwell = sm100_paths(gpu);
 
   section("The bytes (N = 1: each weight byte feeds exactly one multiply-add)");
   gemm::Nvfp4GemmArgs a;

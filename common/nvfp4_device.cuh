@@ -7,7 +7,8 @@
 //   E2M1 decode   cvt.rn.f16x2.e2m1x2              sm_100a only; Hopper uses a 16-entry table
 // PTX ISA 9.1, section 9.7.9.21 (cvt). Packing order: for the f32 -> x2 forms the first source
 // operand lands in the upper half of the result (upper nibble / upper byte), so the even-k value
-// goes second; the e2m1x2 -> f16x2 form returns the lower nibble in the lower half.
+// goes second; the e2m1x2 -> f16x2 form returns the lower nibble in the lower half. The two E2M1
+// instructions are wrapped in common/ptx/cvt.cuh, which the precondition build runs on Hopper.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -15,13 +16,12 @@
 #include <cstdint>
 
 #include "common/formats.h"
+#include "common/ptx/arch.cuh"
+#include "common/ptx/cvt.cuh"
 
-// Compiled for sm_100a (or another arch-specific Blackwell target): E2M1 instructions exist.
-#if defined(__CUDA_ARCH_FEAT_SM100_ALL) || defined(__CUDA_ARCH_FEAT_SM101_ALL) || defined(__CUDA_ARCH_FEAT_SM103_ALL)
-#define GEMM_HAS_E2M1_CVT 1
-#else
-#define GEMM_HAS_E2M1_CVT 0
-#endif
+// The E2M1 instructions' paths: compiled for sm_100a (or another arch-specific Blackwell target),
+// where they exist, and for Hopper in the precondition build (GEMM_SM100_PATHS, common/ptx/arch.cuh).
+#define GEMM_HAS_E2M1_CVT GEMM_SM100_PATHS
 
 namespace gemm {
 
@@ -39,9 +39,7 @@ __device__ __forceinline__ uint8_t e4m3_from_float_rn(float x) {
 // Two values -> one byte of packed E2M1, `even` (element 2i) in the low nibble.
 __device__ __forceinline__ uint8_t e2m1x2_from_floats(float even, float odd) {
 #if GEMM_HAS_E2M1_CVT
-  uint32_t byte;
-  asm("{\n .reg .b8 t;\n cvt.rn.satfinite.e2m1x2.f32 t, %1, %2;\n cvt.u32.u8 %0, t;\n}" : "=r"(byte) : "f"(odd), "f"(even));
-  return uint8_t(byte);
+  return uint8_t(ptx::cvt_rn_satfinite_e2m1x2_f32(odd, even));
 #else
   return pack_e2m1x2(e2m1_from_float(even), e2m1_from_float(odd));
 #endif
@@ -53,8 +51,7 @@ __device__ __forceinline__ uint8_t e2m1x2_from_floats(float even, float odd) {
 __device__ __forceinline__ __half2 e2m1x2_to_half2(uint8_t byte, const __half* table) {
 #if GEMM_HAS_E2M1_CVT
   (void)table;
-  uint32_t h2;
-  asm("{\n .reg .b8 t;\n cvt.u8.u32 t, %1;\n cvt.rn.f16x2.e2m1x2 %0, t;\n}" : "=r"(h2) : "r"(uint32_t(byte)));
+  uint32_t h2 = ptx::cvt_rn_f16x2_e2m1x2(byte);
   return *reinterpret_cast<__half2*>(&h2);
 #else
   return __halves2half2(table[byte & 0xF], table[byte >> 4]);
