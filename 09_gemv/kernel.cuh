@@ -17,9 +17,9 @@
 //    2p+1, +32, +64, +96 of a 128-row block), so every scale sector read is fully used. A CTA owns
 //    one group, or two where the grid still has 2 CTAs per SM (launch: the vector decoded once for
 //    16 rows, twice the loads in flight per warp).
-// 3. Each lane reads 16 bytes of each of its rows per step (one 32-byte load per row on sm_100a),
-//    a warp 512 contiguous bytes per row: 8 or 16 loads in flight per lane before any arithmetic
-//    (Little's law, README).
+// 3. Each lane reads 16 bytes of each of its rows per step (one 32-byte load per row on sm_100a,
+//    where A's rows start 32-byte aligned), a warp 512 contiguous bytes per row: 8 or 16 loads in
+//    flight per lane before any arithmetic (Little's law, README).
 // 4. Cache policy per operand: A is streamed with L1::no_allocate; the vector and the scales are
 //    read through L1 (every CTA on an SM reads the same vector).
 // 5. The vector chunk is loaded and decoded once per lane and reused for all its rows.
@@ -120,8 +120,9 @@ __device__ __forceinline__ Chunk16 load_a16(const uint8_t* p) {
   return c;
 }
 
-// 32 bytes of A: one ld.global.v8.b32 on sm_100a (256-bit loads are new there; common/ptx/ld.cuh,
-// which checks its preconditions in the precondition build), two 16-byte loads elsewhere.
+// 32 bytes of A from a 32-byte aligned address: one ld.global.v8.b32 on sm_100a (256-bit loads are
+// new there; common/ptx/ld.cuh, which checks its preconditions in the precondition build), two
+// 16-byte loads elsewhere.
 template <ALoad kind>
 __device__ __forceinline__ void load_a32(const uint8_t* p, uint32_t (&w)[8]) {
 #if GEMM_HAS_E2M1_CVT
@@ -261,9 +262,12 @@ __device__ __forceinline__ float reduce8(const float (&v)[8], int lane) {
 // The A chunk of every row of one step: `kRows` loads issued back to back (the bytes in flight).
 // Row r lies row_k[r] rows below the lane's pointer (0 for a row past M, which rereads the first
 // row and whose sum is never written): one 32 x 32 -> 64-bit multiply-add per row, no condition.
+// A 32-byte chunk is one load where every chunk of the launch starts 32-byte aligned (`aligned32`),
+// else two 16-byte loads.
 template <class Cfg>
 __device__ __forceinline__ void load_rows(uint32_t (&a)[Cfg::kRows][Cfg::kWords], const uint8_t* a_ptr,
-                                          const uint32_t (&row_k)[Cfg::kRows], uint32_t row_bytes, bool second_half) {
+                                          const uint32_t (&row_k)[Cfg::kRows], uint32_t row_bytes, bool second_half,
+                                          bool aligned32) {
 #pragma unroll
   for (int r = 0; r < Cfg::kRows; ++r) {
     const uint8_t* p = a_ptr + uint64_t(row_k[r]) * row_bytes;
@@ -273,12 +277,16 @@ __device__ __forceinline__ void load_rows(uint32_t (&a)[Cfg::kRows][Cfg::kWords]
       for (int i = 0; i < Cfg::kWords; ++i) a[r][i] = c.w[i % 4];
     } else {
       uint32_t w[8] = {};
-      if (second_half) {
+      if (second_half && aligned32) {
         load_a32<Cfg::kALoad>(p, w);
-      } else {  // kChunk = 32 may find only its first 16 bytes inside the row (K is a multiple of 32, not 64)
-        const Chunk16 c = load_a16<Cfg::kALoad>(p);
+      } else {  // not 32-byte aligned, or only its first 16 bytes inside the row (K a multiple of 32, not 64)
+        const Chunk16 lo = load_a16<Cfg::kALoad>(p);
+        const Chunk16 hi = second_half ? load_a16<Cfg::kALoad>(p + 16) : Chunk16{};
 #pragma unroll
-        for (int i = 0; i < 4; ++i) w[i] = c.w[i];
+        for (int i = 0; i < 4; ++i) {
+          w[i] = lo.w[i];
+          w[4 + i] = hi.w[i];
+        }
       }
 #pragma unroll
       for (int i = 0; i < Cfg::kWords; ++i) a[r][i] = w[i % 8];
@@ -309,6 +317,11 @@ nvfp4_gemv(int M, int K, int splits, const uint8_t* __restrict__ A, const uint8_
     row_k[r] = m < M ? uint32_t(m - first_row) : 0u;
   }
   const int64_t tiles_per_block = gemm::sf_padded_cols(K) / gemm::kSfTileCols;  // 512-byte tiles per 128 rows
+  // sm_100a's 32-byte load needs a 32-byte aligned address (common/ptx/ld.cuh). A lane's chunk starts a
+  // multiple of 32 bytes into its row, so every chunk is aligned exactly when A is and a row is whole
+  // 32-byte units (K a multiple of 64). The contract promises less: A 16-byte aligned, K a multiple of
+  // 32 (every other row then starts 16 bytes off); such launches load each chunk in two halves.
+  const bool aligned32 = kChunk == 32 && (reinterpret_cast<uintptr_t>(A) | row_bytes) % gemm::ptx::kV8B32Bytes == 0;
 
   // Steps: kStepBytes of every row; this warp takes steps warp + split * warps, + warps * splits, ...
   // The scale tile of a chunk: 64 values of k = 32 bytes of a row per tile; a 16-byte chunk is half a
@@ -340,7 +353,7 @@ nvfp4_gemv(int M, int K, int splits, const uint8_t* __restrict__ A, const uint8_
 
     // 1. Loads: the A chunk of every row first (the bytes in flight), then the vector and scales.
     uint32_t a[kRows][kWords];
-    load_rows<Cfg>(a, a_ptr, row_k, row_bytes, second_half);
+    load_rows<Cfg>(a, a_ptr, row_k, row_bytes, second_half, aligned32);
     uint32_t b_words[kWords];
     {
       const uint4 lo = load_cached16(b_ptr);

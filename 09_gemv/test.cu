@@ -2,15 +2,19 @@
 // past 32 and 128, K = 32, K not a multiple of 64, long K split over warps and clusters, L up to
 // 8) in every tier, each run twice for identical bits; invalid arguments; and the pieces the stage
 // adds: the E2M1 decode, the row groups, the launch plan. Every kernel configuration the benchmark
-// times is tested too.
+// times is tested too, and on the alignments the contract allows (operands only 16-byte aligned,
+// rows that start 16 bytes off a 32-byte load). The precondition build compiles this file again
+// (test_stage09_sm100_paths): on Hopper it then runs the sm_100a paths, with their rules checked.
 #include "kernel.cuh"
 
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "common/device_buffer.h"
 #include "common/formats.h"
 #include "common/harness/gemm_tests.h"
+#include "common/kinds/nvfp4_gemv.h"
 
 namespace {
 
@@ -56,6 +60,74 @@ TEST_P(GpuGemvVariants, UncappedRegistersMatchCpuReference) {
 }
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuGemvVariants, ::testing::ValuesIn(variant_cases()), gemm::testing::case_name);
 
+// ---- The alignments the contract allows ---------------------------------------------------------------
+//
+// The contract promises A, SFA, B and SFB 16-byte alignment, C 2-byte (element) alignment, K a
+// multiple of 32. What a load sees of that: a 32-byte load of A (sm_100a) meets rows at 16 bytes off
+// its alignment when K = 32 mod 64 (every other row, and every other batch when M is odd) or when
+// A is only 16-byte aligned; a 16-byte load of A or B, and the 2- and 4-byte loads of the vector's
+// scales, are aligned whatever the residue. So each configuration runs every combination of K = 0
+// and 32 mod 64, odd and even M, L = 1 and 3, operands aligned as allocated or at the contract's
+// least: the residues against both load widths.
+
+// `kLaunch` on the same problem with A, SFA, B and SFB moved 16 bytes past a 32-byte boundary (cudaMalloc
+// returns 256-byte aligned memory): aligned as the contract allows and no more.
+constexpr int kLeastAlignment = 16;  // common/kinds/nvfp4_gemm.cpp, validate(): A, SFA, B, SFB
+template <void (*kLaunch)(const gemm::Nvfp4GemvArgs&, cudaStream_t)>
+void launch_least_aligned(const gemm::Nvfp4GemvArgs& args, cudaStream_t stream) {
+  gemm::Nvfp4GemvArgs moved = args;
+  const uint8_t** operands[] = {&moved.A, &moved.SFA, &moved.B, &moved.SFB};
+  const int64_t bytes[] = {gemm::packed_bytes(args.M, args.K, args.L), gemm::sf_bytes(args.M, args.K, args.L),
+                           gemm::packed_bytes(1, args.K, args.L), gemm::sf_bytes(1, args.K, args.L)};
+  std::vector<gemm::DeviceBuffer<uint8_t>> copies;
+  for (int i = 0; i < 4; ++i) {
+    copies.emplace_back(size_t(bytes[i]) + kLeastAlignment);
+    uint8_t* at = copies.back().get() + kLeastAlignment;
+    CUDA_CHECK(cudaMemcpyAsync(at, *operands[i], size_t(bytes[i]), cudaMemcpyDeviceToDevice, stream));
+    *operands[i] = at;
+  }
+  kLaunch(moved, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // before the copies are freed
+}
+
+std::vector<gemm::testing::GemmCase> alignment_cases() {
+  std::vector<gemm::testing::GemmCase> c;
+  for (int M : {67, 96})          // odd and even M: with K = 32 mod 64, odd M moves every other batch too
+    for (int K : {2048, 2080})    // K = 0 and 32 mod 64: 1024 and 1040 bytes per row
+      for (int L : {1, 3})
+        c.push_back(gemm::testing::make_case("align", gemm::Tier::kExact, M, 1, K, L));
+  return c;
+}
+
+// Which launcher a case runs through, and whether its operands are at the contract's least alignment.
+struct AlignmentRun {
+  const char* name;
+  gemm::Launcher launch;
+  int c_offset;  // C this many elements past an aligned start (1: 2-byte aligned)
+};
+
+const AlignmentRun kAlignmentRuns[] = {
+    {"launch", stage09::launch, 0},
+    {"launch_least_aligned", launch_least_aligned<stage09::launch>, 1},
+    {"chunk32", stage09::launch_config<stage09::Blackwell>, 0},
+    {"chunk32_least_aligned", launch_least_aligned<stage09::launch_config<stage09::Blackwell>>, 1},
+    {"eight_rows_least_aligned", launch_least_aligned<stage09::launch_config<stage09::Hopper>>, 1},
+    {"sixteen_rows_least_aligned", launch_least_aligned<stage09::launch_config<stage09::Hopper16Rows>>, 1},
+};
+
+class GpuGemvAlignment
+    : public ::testing::TestWithParam<std::tuple<gemm::testing::GemmCase, AlignmentRun>> {};
+TEST_P(GpuGemvAlignment, MatchesCpuReference) {
+  GEMM_REQUIRE_GPU();
+  const auto& [c, run] = GetParam();
+  gemm::testing::run_case(run.launch, c, kTile, run.c_offset);
+}
+INSTANTIATE_TEST_SUITE_P(Residues, GpuGemvAlignment,
+                         ::testing::Combine(::testing::ValuesIn(alignment_cases()), ::testing::ValuesIn(kAlignmentRuns)),
+                         [](const auto& i) {
+                           return std::get<0>(i.param).name + "_" + std::get<1>(i.param).name;
+                         });
+
 // ---- The E2M1 decode: every byte, both nibbles, against common/formats.h -------------------------------
 
 __global__ void decode_all_bytes(uint32_t* out) {
@@ -75,9 +147,9 @@ TEST(GpuGemvDecode, EveryByteDecodesToItsTwoValuesTimesTheFactor) {
   CUDA_CHECK_LAUNCH();
   const auto got = out.download();
   // Whatever the pairing of values into half2, word t must yield exactly the 8 values of its 4
-  // bytes (as a multiset) times 1 / kDecodeFactor; the dot product pairs A and B the same way.
-  const bool hardware = gemm::gpu_info().cc_major == 10;
-  const double factor = hardware ? 1.0 : 1.0 / 16384.0;
+  // bytes (as a multiset) times 1 / kDecodeFactor; the dot product pairs A and B the same way. The
+  // sm_100a conversion (on a B200, or checked on Hopper in the precondition build) is exact.
+  const double factor = stage09::sm100_paths(gemm::gpu_info()) ? 1.0 : 1.0 / 16384.0;
   for (int t = 0; t < 64; ++t) {
     std::multiset<double> want, have;
     for (int b = 0; b < 4; ++b) {
