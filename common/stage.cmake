@@ -94,15 +94,21 @@ endfunction()
 # at most 16 / gpu_weight of them at once; the emulated tcgen05 tests (every thread of a pipeline
 # spinning on barriers, under the protocol checker) pass 4. A GPU test that hangs fails after 600 s
 # (ctest's default is 1500 s), which names it; the slowest take about a minute under ctest -j 16.
+# `prefix` (optional, after gpu_weight) starts every ctest name: a second build of the same tests
+# (gemm_sm100_paths_test) keeps its names apart from the first's.
 function(gemm_discover_tests target label)
   set(gpu_weight 2)
   if(ARGC GREATER 2)
     set(gpu_weight ${ARGV2})
   endif()
+  set(prefix "")
+  if(ARGC GREATER 3)
+    set(prefix "${ARGV3}")
+  endif()
   gtest_discover_tests(${target} TEST_FILTER "*Gpu*" TEST_LIST ${target}_gpu_tests
-    DISCOVERY_TIMEOUT 60 NO_PRETTY_VALUES)
+    TEST_PREFIX "${prefix}" DISCOVERY_TIMEOUT 60 NO_PRETTY_VALUES)
   gtest_discover_tests(${target} TEST_FILTER "-*Gpu*" TEST_LIST ${target}_cpu_tests
-    DISCOVERY_TIMEOUT 60 NO_PRETTY_VALUES)
+    TEST_PREFIX "${prefix}" DISCOVERY_TIMEOUT 60 NO_PRETTY_VALUES)
   set(script "${CMAKE_CURRENT_BINARY_DIR}/${target}_labels.cmake")
   file(WRITE "${script}"
     "foreach(kind gpu cpu)\n"
@@ -128,6 +134,38 @@ function(gemm_program_needs_library min_sm out)
     gemm_cuda_target_defaults(${lib} ${min_sm})
   endif()
   set(${out} ${lib} PARENT_SCOPE)
+endfunction()
+
+# gemm_sm100_paths_test(target label source...): the precondition build of a test program
+# (common/ptx/arch.cuh, docs/emulator.md), its sources compiled for Hopper alone with GEMM_SM100_PATHS_ON_HOPPER=1, so that its Hopper code takes every
+# sm_100a-only path outside tcgen05 (the E2M1 conversions, 256-bit loads, stage 09's 32-byte chunks)
+# through Hopper instructions that trap, naming the rule, where a precondition of the sm_100a
+# instruction fails. The GPU quantizer (common/nvfp4_quant_gpu.cu) is compiled into it the same way,
+# in place of gemm_common's. Its ctest names start with "sm100_paths." and carry the label
+# sm100_paths besides `label`; on a GPU other than Hopper (the B200 included: it runs the real
+# instructions in the other builds) its GPU tests skip. Without sm_90a among the architectures there
+# is no such target.
+function(gemm_sm100_paths_test target label)
+  set(hopper "${CMAKE_CUDA_ARCHITECTURES}")
+  list(FILTER hopper INCLUDE REGEX "^90a")
+  if(NOT hopper)
+    return()
+  endif()
+  set(hopper 90a-real)
+  if(NOT TARGET gemm_needs_sm100_paths)  # what these programs need: their code loads on Hopper alone
+    add_library(gemm_needs_sm100_paths OBJECT "${PROJECT_SOURCE_DIR}/common/program_needs.cu")
+    target_link_libraries(gemm_needs_sm100_paths PRIVATE gemm_common)
+    target_compile_definitions(gemm_needs_sm100_paths PRIVATE GEMM_PROGRAM_MIN_SM=90
+      GEMM_PROGRAM_ARCHITECTURES="${hopper} alone, the precondition build")
+    gemm_cuda_target_defaults(gemm_needs_sm100_paths 90)
+    set_target_properties(gemm_needs_sm100_paths PROPERTIES CUDA_ARCHITECTURES ${hopper})
+  endif()
+  add_executable(${target} ${ARGN} "${PROJECT_SOURCE_DIR}/common/nvfp4_quant_gpu.cu")
+  target_link_libraries(${target} PRIVATE gemm_testing gemm_needs_sm100_paths)
+  target_compile_definitions(${target} PRIVATE GEMM_SM100_PATHS_ON_HOPPER=1)
+  gemm_cuda_target_defaults(${target} 90)
+  set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES ${hopper})
+  gemm_discover_tests(${target} "${label};sm100_paths" 2 "sm100_paths.")
 endfunction()
 
 function(add_gemm_stage folder)
@@ -217,6 +255,20 @@ function(add_gemm_stage folder)
     gemm_discover_tests(test_${stage} ${stage} 4)
   else()
     gemm_discover_tests(test_${stage} ${stage})
+  endif()
+
+  # A stage whose kernels take sm_100a-only paths outside tcgen05 (the E2M1 conversions of
+  # common/nvfp4_device.cuh, the 256-bit loads of common/ptx/ld.cuh) also runs its tests through them
+  # on Hopper, with their preconditions checked. The tcgen05 stages' such paths are the emulator's.
+  file(STRINGS "${src}/kernel.cuh" uses_sm100_paths REGEX "common/(nvfp4_device|ptx/ld|ptx/cvt)[.]cuh")
+  if(uses_sm100_paths AND NOT uses_tcgen05)
+    gemm_sm100_paths_test(test_${stage}_sm100_paths ${stage} "${src}/test.cu")
+    if(TARGET test_${stage}_sm100_paths)
+      target_compile_definitions(test_${stage}_sm100_paths PRIVATE ${stage_defs})
+      if(uses_mbarriers)
+        gemm_protocol_checked(test_${stage}_sm100_paths)
+      endif()
+    endif()
   endif()
 
   add_executable(bench_${stage} "${src}/bench.cu")
