@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <cstdio>
 
-namespace gemm::ptx {
-
 // The prefix of every message: what a death test and a reader look for.
 #define GEMM_PRECONDITION_PREFIX "sm_100a precondition"
+
+namespace gemm::ptx {
 
 // Prints "sm_100a precondition: <instruction>: <rule>: got 0x<value> (block x,y,z thread t)" once per
 // warp (the lowest lane that got here) and traps.
