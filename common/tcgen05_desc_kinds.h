@@ -50,6 +50,15 @@
 // The accumulator (9.7.16.10.4.1 and Table 39): all three kinds write D as FP32, one 32-bit column per
 // column of D, row m in lane m, so one accumulator serves them all; enable-input-d = 1 adds an
 // instruction of any kind to what the earlier ones left there.
+//
+// UNCONFIRMED (the PTX text does not say; what this file and the emulator assume):
+//   - the lane and column of the 1X scale word (figures only; the NVFP4 placement is assumed);
+//   - whether kind::f16 accepts A and B of different types (F16 x BF16): Table 39 lists the operand
+//     types together; the emulator refuses the mix, check_f16 lets it pass;
+//   - whether the maximum shift (bits 30-31) must be 0 without .ws: Table 42 defines it for .ws only;
+//     check_f16 requires 0, since no wrapper issues .ws;
+//   - that kind::f16 with M = 128 (one CTA) and M = 256 (a pair) puts row m of D in lane m, as for
+//     NVFP4 (CUTLASS's SM100_MMA_F16BF16 atoms assume so; the datapath layouts are figures).
 #pragma once
 
 #include <cstddef>
@@ -261,7 +270,7 @@ struct Rejection {
   const char* what;
   uint32_t a, b;
 };
-GEMM_HD constexpr Rejection valid() { return {nullptr, 0, 0}; }
+GEMM_HD constexpr Rejection accepted() { return {nullptr, 0, 0}; }
 
 // M and N of the dense shapes of Table 39 (no .ws): with cta_group::1 N = 8..256 in steps of 8, with
 // cta_group::2 N = 16..256 in steps of 16.
@@ -289,7 +298,7 @@ GEMM_HD constexpr Rejection check_f16(uint32_t idesc, int cta_group) {
             uint32_t(cta_group)};
   if (d.max_shift)
     return {"kind::f16: the maximum shift (bits 30-31) belongs to tcgen05.mma.ws, which no wrapper issues", d.max_shift, 0};
-  return valid();
+  return accepted();
 }
 
 GEMM_HD constexpr bool mx_type_defined(uint32_t t) {
@@ -319,7 +328,7 @@ GEMM_HD constexpr Rejection check_mxf8f6f4(uint32_t idesc, int cta_group, ScaleV
   if (d.transpose_b && d.n % (cta_group == 1 ? 16u : 32u))
     return {"kind::mxf8f6f4: a transposed 8-bit B needs N in steps of 16 (cta_group::1) or 32 (cta_group::2) (Table 52)",
             d.n, uint32_t(cta_group)};
-  return valid();  // SFA and SFB ids 0-3 all name a byte of the word with .scale_vec::1X
+  return accepted();  // SFA and SFB ids 0-3 all name a byte of the word with .scale_vec::1X
 }
 
 // kind::mxf4nvf4, the NVFP4 kind of common/tcgen05_desc.h (Tables 39, 44, 56, 57 and 9.7.16.10.7.2-3),
@@ -346,7 +355,7 @@ GEMM_HD Rejection check_mxf4nvf4(uint32_t idesc, int cta_group, ScaleVec vec) {
   if (!n_in_table(d.n, cta_group))
     return {"kind::mxf4nvf4: N must be 8..256 step 8 with cta_group::1, 16..256 step 16 with cta_group::2", d.n,
             uint32_t(cta_group)};
-  return valid();
+  return accepted();
 }
 
 }  // namespace gemm::tcgen05

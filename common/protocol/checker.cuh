@@ -24,6 +24,7 @@
 #include "common/protocol/checker_state.h"
 #include "common/ptx/arch.cuh"
 #include "common/tcgen05_desc.h"
+#include "common/tcgen05_desc_kinds.h"
 
 namespace gemm::protocol {
 
@@ -1466,12 +1467,14 @@ __device__ inline bool tc_reads_tmem(Cluster& G, uint32_t rank, uint32_t warp, i
   return true;
 }
 
+// An mma of any kind (tcgen05::MmaKind): its descriptor is decoded as that kind lays out M and N;
+// kind::f16 reads no scale factors (sfa_tmem, sfb_tmem unused).
 GEMM_PROTOCOL_HOOK void on_mma(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, uint32_t idesc, uint32_t sfa_tmem,
-                              uint32_t sfb_tmem, int cta_group) {
+                              uint32_t sfb_tmem, int cta_group, uint32_t kind = uint32_t(tcgen05::MmaKind::kMxf4Nvf4)) {
   GEMM_PROTOCOL_ENTER();
   uint32_t* tc = tc_clock(G, rank, W);
-  const tcgen05::InstrDescriptor id = tcgen05::decode_instr_descriptor(idesc);
-  const uint32_t n = id.n, m_rows = id.m / uint32_t(cta_group);
+  const tcgen05::MmaShape shape = tcgen05::mma_shape(tcgen05::MmaKind(kind), idesc);
+  const uint32_t n = shape.n, m_rows = shape.m / uint32_t(cta_group);
   uint32_t lo, hi;
   operand_lines(tcgen05::decode_smem_descriptor(adesc), m_rows, lo, hi);
   bool ok = tc_reads_smem(G, rank, warp, cta_group, lo, hi, tc, "mma operand A");
@@ -1479,8 +1482,9 @@ GEMM_PROTOCOL_HOOK void on_mma(uint32_t d_tmem, uint64_t adesc, uint64_t bdesc, 
     operand_lines(tcgen05::decode_smem_descriptor(bdesc), n / uint32_t(cta_group), lo, hi);
     ok = tc_reads_smem(G, rank, warp, cta_group, lo, hi, tc, "mma operand B");
   }
-  ok = ok && tc_reads_tmem(G, rank, warp, cta_group, sfa_tmem & 0xFFFF, 4, tc, "mma scale factors A");
-  ok = ok && tc_reads_tmem(G, rank, warp, cta_group, sfb_tmem & 0xFFFF, (n + 31) / 32, tc, "mma scale factors B");
+  ok = ok && (!shape.scaled || tc_reads_tmem(G, rank, warp, cta_group, sfa_tmem & 0xFFFF, 4, tc, "mma scale factors A"));
+  ok = ok && (!shape.scaled ||
+              tc_reads_tmem(G, rank, warp, cta_group, sfb_tmem & 0xFFFF, (n + 31) / 32, tc, "mma scale factors B"));
   ok = ok && tc_writes_tmem(G, rank, warp, cta_group, d_tmem & 0xFFFF, n, tc, "mma accumulator D");
   G.cta[rank].tc_uncommitted = 1;
   unlock(G);

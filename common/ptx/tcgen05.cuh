@@ -36,10 +36,12 @@
 
 #include "common/cuda_check.h"
 #include "common/emu/tcgen05_emu.cuh"
+#include "common/emu/tcgen05_emu_kinds.cuh"
 #include "common/emu/tcgen05_emu_state.h"
 #include "common/ptx/cluster.cuh"
 #include "common/ptx/mbarrier.cuh"
 #include "common/tcgen05_desc.h"
+#include "common/tcgen05_desc_kinds.h"
 
 #include "common/ptx/arch.cuh"  // GEMM_HAS_TCGEN05, GEMM_PROTOCOL_ACTIVE
 
@@ -165,6 +167,113 @@ __device__ __forceinline__ void tcgen05_mma_nvfp4_warp(uint32_t d, uint64_t a_de
   __syncwarp();
 #endif
   emu::mma_mxf4nvf4_block16(d, a_desc, b_desc, idesc, sfa, sfb, accumulate, kCtaGroup, int(threadIdx.x % 32), 32);
+#endif
+  __syncwarp();
+}
+
+// tcgen05.mma.cta_group::N.kind::mxf8f6f4.block_scale.block32 [d], a_desc, b_desc, idesc,
+//     [sfa], [sfb], enable_input_d;
+// MXFP8 (PTX 9.7.16.10.9.1; descriptor: common/tcgen05_desc_kinds.h):
+//   d          TMEM address of the FP32 accumulator, the same columns kind::mxf4nvf4 and kind::f16 use
+//   a_desc     shared-memory descriptor of A (M x 32 E4M3/E5M2 values, one byte each, K-major: 32 bytes
+//              of a 128-byte swizzle row, so 4 instructions per row, stepped with advance_start(+32))
+//   b_desc     the same for B (N x 32)
+//   idesc      tcgen05::mxf8f6f4_instr_descriptor: types, M, N, and SFA_ID / SFB_ID, the byte of each
+//              scale word this instruction's K = 32 uses (0..3: one copied atom covers K = 128)
+//   sfa, sfb   TMEM addresses of the scale words (lane 0, first column), filled as for NVFP4 by
+//              tcgen05.cp .32x128b.warpx4 of 512-byte blocked atoms of UE8M0 scales
+//   accumulate enable-input-d: false: D = A B; true: D += A B (after any kind's MMAs into D)
+// .block32 is .scale_vec::1X's PTX 8.8 name for this kind. Asynchronous: tracked by tcgen05_commit.
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_mma_mxf8f6f4(uint32_t d, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                                                     uint32_t sfa, uint32_t sfb, bool accumulate) {
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_mma(d, a_desc, b_desc, idesc, sfa, sfb, kCtaGroup, uint32_t(tcgen05::MmaKind::kMxf8f6f4));
+#endif
+#if GEMM_HAS_TCGEN05
+  if constexpr (kCtaGroup == 1)
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+        " tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.block32 [%0], %1, %2, %3, [%5], [%6], p;\n}\n"
+        ::"r"(d), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(uint32_t(accumulate)), "r"(sfa), "r"(sfb)
+        : "memory");
+  else
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+        " tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32 [%0], %1, %2, %3, [%5], [%6], p;\n}\n"
+        ::"r"(d), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(uint32_t(accumulate)), "r"(sfa), "r"(sfb)
+        : "memory");
+#else
+  emu::mma_mxf8f6f4_block32(d, a_desc, b_desc, idesc, sfa, sfb, accumulate, kCtaGroup, 0, 1);
+#endif
+}
+
+// The same, called by all 32 lanes of a warp.
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_mma_mxf8f6f4_warp(uint32_t d, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                                                          uint32_t sfa, uint32_t sfb, bool accumulate) {
+#if GEMM_HAS_TCGEN05
+  if (elect_one_sync()) tcgen05_mma_mxf8f6f4<kCtaGroup>(d, a_desc, b_desc, idesc, sfa, sfb, accumulate);
+#else
+#if GEMM_PROTOCOL_ACTIVE
+  if (threadIdx.x % 32 == 0)  // one mma
+    protocol::dev::on_mma(d, a_desc, b_desc, idesc, sfa, sfb, kCtaGroup, uint32_t(tcgen05::MmaKind::kMxf8f6f4));
+  __syncwarp();
+#endif
+  emu::mma_mxf8f6f4_block32(d, a_desc, b_desc, idesc, sfa, sfb, accumulate, kCtaGroup, int(threadIdx.x % 32), 32);
+#endif
+  __syncwarp();
+}
+
+// tcgen05.mma.cta_group::N.kind::f16 [d], a_desc, b_desc, idesc, enable_input_d;
+// FP16 or BF16 operands, FP32 accumulate (PTX 9.7.16.10.9.1; descriptor: common/tcgen05_desc_kinds.h):
+//   d          TMEM address of the FP32 accumulator, the same columns the block-scaled kinds use
+//   a_desc     shared-memory descriptor of A (M x 16 values of two bytes, K-major: 32 bytes of a
+//              128-byte swizzle row, so 4 instructions per row, stepped with advance_start(+32))
+//   b_desc     the same for B (N x 16)
+//   idesc      tcgen05::f16_instr_descriptor: A and B types (F16 or BF16), D type F32, M, N
+//   accumulate enable-input-d: true adds A B to what any kind left in D
+// The optional disable-output-lane mask and scale-input-d operands are left out: every lane is written,
+// D is not scaled. Asynchronous: tracked by tcgen05_commit.
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_mma_f16(uint32_t d, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                                                bool accumulate) {
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_mma(d, a_desc, b_desc, idesc, 0, 0, kCtaGroup, uint32_t(tcgen05::MmaKind::kF16));
+#endif
+#if GEMM_HAS_TCGEN05
+  if constexpr (kCtaGroup == 1)
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+        " tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n}\n"
+        ::"r"(d), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(uint32_t(accumulate))
+        : "memory");
+  else
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %4, 0;\n"
+        " tcgen05.mma.cta_group::2.kind::f16 [%0], %1, %2, %3, p;\n}\n"
+        ::"r"(d), "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(uint32_t(accumulate))
+        : "memory");
+#else
+  emu::mma_f16(d, a_desc, b_desc, idesc, accumulate, kCtaGroup, 0, 1);
+#endif
+}
+
+// The same, called by all 32 lanes of a warp.
+template <int kCtaGroup>
+__device__ __forceinline__ void tcgen05_mma_f16_warp(uint32_t d, uint64_t a_desc, uint64_t b_desc, uint32_t idesc,
+                                                     bool accumulate) {
+#if GEMM_HAS_TCGEN05
+  if (elect_one_sync()) tcgen05_mma_f16<kCtaGroup>(d, a_desc, b_desc, idesc, accumulate);
+#else
+#if GEMM_PROTOCOL_ACTIVE
+  if (threadIdx.x % 32 == 0)  // one mma
+    protocol::dev::on_mma(d, a_desc, b_desc, idesc, 0, 0, kCtaGroup, uint32_t(tcgen05::MmaKind::kF16));
+  __syncwarp();
+#endif
+  emu::mma_f16(d, a_desc, b_desc, idesc, accumulate, kCtaGroup, int(threadIdx.x % 32), 32);
 #endif
   __syncwarp();
 }
