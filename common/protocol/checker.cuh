@@ -569,6 +569,10 @@ static __device__ __noinline__ void settle_barriers(Cluster& c) {
   }
 }
 
+// Defined in common/protocol/checker_sync.cuh (named barriers, the pair's collective alloc).
+__device__ inline void describe_named_waiters(Msg& m, const Cta& t, uint32_t rank);
+__device__ inline void record_alloc(Cluster& G, uint32_t rank, uint32_t column, uint32_t ncols, int cta_group);
+
 // The deadlock check: every live thread of the cluster waits on something nothing recorded can finish.
 static __device__ __noinline__ void check_deadlock(Cluster& c) {
   settle_barriers(c);
@@ -602,6 +606,7 @@ static __device__ __noinline__ void check_deadlock(Cluster& c) {
     }
     if (t.sync_arrived) m.s("  ").u(t.sync_arrived).s(" threads of CTA rank ").u(r).s(" wait at the CTA barrier (ptx::cta_sync)\n");
     if (t.cluster_arrived) m.s("  ").u(t.cluster_arrived).s(" threads of CTA rank ").u(r).s(" wait at the cluster barrier (ptx::cluster_sync)\n");
+    describe_named_waiters(m, t, r);
     if (t.exited) m.s("  ").u(t.exited).s(" threads of CTA rank ").u(r).s(" have exited\n");
   }
   m.s("  rule: PTX ISA 9.7.13.15.16 (mbarrier.test_wait/try_wait): a phase completes only when its pending arrivals "
@@ -1533,15 +1538,7 @@ GEMM_PROTOCOL_HOOK void on_alloc_record(uint32_t taddr, uint32_t ncols, int cta_
     v.fix = "pass a cluster barrier (ptx::cluster_sync) in both CTAs before the collective alloc";
     report(G, v);
   } else {
-    t.tmem_column = taddr & 0xFFFF;
-    t.tmem_columns = ncols;
-    t.tmem_group = uint32_t(cta_group);
-    for (uint32_t q = 0; q < uint32_t(kTmemQuadrants); ++q)
-      for (uint32_t cc = t.tmem_column; cc < t.tmem_column + ncols && cc < uint32_t(kTmemColumns); ++cc) {
-        Line& l = t.tmem[q][cc];
-        l.write = 0;
-        for (int k = 0; k < kReadSlots; ++k) l.read[k] = 0;
-      }
+    record_alloc(G, rank, taddr & 0xFFFF, ncols, cta_group);
   }
   unlock(G);
 }
@@ -1887,3 +1884,5 @@ inline __device__ void report_emulator(const char* instruction, const char* what
 #endif  // GEMM_PROTOCOL_ACTIVE
 
 }  // namespace gemm::protocol
+
+#include "common/protocol/checker_sync.cuh"  // named barriers, multicast copies, the pair's collective alloc

@@ -41,6 +41,7 @@ inline constexpr int kReadSlots = 3;        // readers remembered per line or ce
 inline constexpr int kFenceRing = 8;        // a warp's most recent fence.proxy.async epochs
 inline constexpr int kPendingLd = 16;       // tcgen05.ld issued by a warp and not yet finished
 inline constexpr int kClusterSlots = 512;   // clusters checked at the same time
+inline constexpr int kNamedBarriers = 16;   // bar.sync / bar.arrive ids 0-15 (PTX ISA 9.7.13.1)
 
 // Logical threads (agents): indices into every vector clock.
 //   rank * kAgentsPerCta + w                  warp w of CTA `rank`
@@ -86,6 +87,22 @@ struct Barrier {
   alignas(16) uint32_t done_vc[kClockWords];
 };
 
+// A named barrier (bar.sync / bar.arrive id, count; common/protocol/checker_sync.cuh). Arrivals count
+// threads, a warp at a time (the ISA counts a whole warp whatever its active lanes); a generation
+// completes when `count` threads have arrived. done_vc is the join of every completed generation's
+// arrivals: a warp that learns it late may learn more than its own generation published, which can
+// hide a race but never invent one.
+struct NamedBarrier {
+  uint32_t count;          // threads of the current generation (from its first arrival); 0: none yet
+  uint32_t arrived;        // threads arrived in the current generation
+  uint32_t waiting;        // of them, threads blocked in bar.sync
+  uint32_t waiting_warps;  // their warps (bit w)
+  uint32_t generation;     // generations completed
+  uint32_t reserved[3];
+  alignas(16) uint32_t pending_vc[kClockWords];
+  alignas(16) uint32_t done_vc[kClockWords];
+};
+
 struct Warp {
   alignas(16) uint32_t vc[kClockWords];    // what this warp knows
   alignas(16) uint32_t snap[kClockWords];  // ... as of its last tcgen05.fence::after_thread_sync: what its tcgen05 work sees
@@ -117,12 +134,14 @@ struct alignas(16) Cta {
   uint32_t relinquished;
   uint32_t tc_uncommitted;  // its tensor core has work issued after its last tcgen05.commit
   uint32_t cluster_synced;  // it has passed a cluster barrier (its peer is known to be running)
+  uint32_t pair_allocs;     // its tcgen05.alloc records (the pair's collective alloc is one operation)
   uint32_t sync_arrived, sync_generation;          // the CTA-wide barrier (ptx::cta_sync)
   uint32_t cluster_arrived;                         // its threads waiting at the cluster barrier
   alignas(16) uint32_t tc_vc[kClockWords];   // the tensor core
   alignas(16) uint32_t sync_vc[kClockWords];
   alignas(16) uint32_t sync_done_vc[kClockWords];
   Barrier barriers[kMaxBarriers];
+  NamedBarrier named[kNamedBarriers];
   Warp warps[kMaxWarps];
   alignas(16) Line smem[kGranules];
   uint32_t smem_generic[kGranules / 32];  // bit set: the line's last write was a generic store
