@@ -226,6 +226,21 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t 
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
+// mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [addr in CTA `rank`], tx;   expect
+// `tx` more transaction bytes in the current phase of the barrier at bar's offset in CTA `rank` of the
+// cluster, then arrive on it once (PTX 9.7.13.15.13; sm_90). In a CTA pair whose copies all complete
+// on the leader's barrier, each CTA announces its own bytes there this way.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx_cluster(uint64_t* bar, uint32_t rank, uint32_t tx_bytes) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_arrive(smem_addr(bar), rank, tx_bytes);
+  if (protocol_aborted()) return;
+#endif
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(bar)), "r"(rank));
+  asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;" ::"r"(remote), "r"(tx_bytes)
+               : "memory");
+}
+
 // fence.proxy.async.shared::cta;   orders this thread's ordinary (generic-proxy) shared-memory
 // writes before later async-proxy accesses (TMA stores, tensor-core reads) of the same memory.
 __device__ __forceinline__ void fence_proxy_async_shared() {

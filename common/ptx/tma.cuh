@@ -49,6 +49,25 @@ __device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, uint32
                : "memory");
 }
 
+// cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+//     [dst], [src], size, [mbar], cta_mask;
+// The same contiguous copy of `bytes` into dst's shared-memory offset in every CTA of the cluster whose
+// rank is set in cta_mask; each CTA's share completes on the barrier at bar's offset in that CTA
+// (PTX 9.7.9.25.4.1; sm_90, optimised for sm_90a and sm_100a). So every receiving CTA announces on its
+// own barrier the bytes that land in it, whoever issues them, and an issuer refills a slot only after
+// the consumers of every receiving CTA released it.
+__device__ __forceinline__ void bulk_copy_g2s_multicast(void* dst, const void* src, uint32_t bytes, uint64_t* bar,
+                                                        uint16_t cta_mask) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_bulk_copy_multicast(smem_addr(dst), bytes, smem_addr(bar), cta_mask);
+  if (protocol_aborted()) return;
+#endif
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;"
+      ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)), "h"(cta_mask)
+      : "memory");
+}
+
 // prefetch.tensormap [map];   fetch the 128-byte descriptor into the cache ahead of the first copy.
 __device__ __forceinline__ void prefetch_tensormap(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
