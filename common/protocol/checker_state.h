@@ -187,7 +187,7 @@ struct State {
 
 // ---- Host ------------------------------------------------------------------------------------------
 
-// The state, allocated once per process (about 125 MB of device memory), or nullptr without a usable GPU.
+// The state, allocated once per process (about 143 MB of device memory), or nullptr without a usable GPU.
 const State* checker_state();
 
 // What a translation unit compiled with GEMM_PROTOCOL_CHECK = level binds: the state where that level
