@@ -186,6 +186,29 @@ GEMM_HD float e5m2_to_float(uint8_t code) {
   return float_from_bits(sign | ((exp + 112) << 23) | (man << 21));
 }
 
+// Round to nearest even, saturating at +-57344 (Inf too), as cvt.rn.satfinite.e5m2x2.f32 does and
+// as the OCP MX conversion clamps (docs/mxfp8.md); NaN becomes 0x7F. The binades are those of
+// e4m3_from_float with 2 mantissa bits: below the smallest normal 2^-14 multiples of 2^-16.
+GEMM_HD uint8_t e5m2_from_float(float x) {
+  constexpr float kE5M2Max = 57344.0f;    // 1.75 * 2^15, code 0x7B
+  constexpr float kE5M2MinNormal = 0x1p-14f;
+  if (x != x) return 0x7F;
+  const uint8_t sign = std::signbit(x) ? 0x80 : 0x00;
+  const float a = std::fabs(x);
+  if (!(a <= kE5M2Max)) return sign | 0x7B;
+  uint8_t mag;
+  if (a < kE5M2MinNormal) {
+    mag = uint8_t(std::rint(a * 0x1p16f));  // a result of 4 is 2^-14, whose code is 0x04
+  } else {
+    int e2;
+    std::frexp(a, &e2);
+    const int e = e2 - 1;                                  // a in [2^e, 2^(e+1)), e in [-14, 15]
+    const int q = int(std::rint(std::ldexp(a, 2 - e)));  // 4 a / 2^e in [4, 8]; 8 carries
+    mag = uint8_t(((e + 15) << 2) + q - 4);
+  }
+  return sign | mag;
+}
+
 GEMM_HD float ue8m0_to_float(uint8_t code) {
   if (code == 0xFF) return float_from_bits(0x7FC00000u);  // NaN
   // 2^(code - 127): code 0 is 2^-127, an FP32 subnormal (bit 22); codes 1..254 are FP32 normals.
