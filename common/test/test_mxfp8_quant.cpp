@@ -306,7 +306,9 @@ TEST(Mxfp8Quant, ScalesLandAtTheirBlockedOffsetsAndPaddingIsZero) {
           used[at] = true;
         }
     for (size_t i = 0; i < t.sf.size(); ++i)
-      if (!used[i]) ASSERT_EQ(t.sf[i], 0) << "padding byte " << i;
+      if (!used[i]) {
+        ASSERT_EQ(t.sf[i], 0) << "padding byte " << i;
+      }
     // The values are K-major, one byte each, and decode to within half a unit of the input.
     const std::vector<double> v = dequantize_mxfp8(t.data.data(), t.sf.data(), rows, K, L, Mxfp8Element::kE4M3);
     for (size_t i = 0; i < x.size(); ++i) {
