@@ -516,7 +516,7 @@ class SvdquantProblem final : public Problem {
 // (cuBLASLt NVFP4 on sm_100; dequantize to BF16 + cuBLAS BF16 on Hopper) writing alpha * acc in FP32,
 // then cuBLAS's BF16 GEMM of lora_act and lora_up accumulating into it (beta = 1), then one elementwise
 // kernel for wcscale, bias and the 16-bit rounding; its extra DRAM traffic is the FP32 intermediate,
-// written once and read twice (12 M N L bytes).
+// written twice and read twice (16 M N L bytes).
 constexpr const char* kNoPeer =
     "no library computes the SVDQuant GEMM in one call; the stage's benchmark builds the baseline "
     "(the NVFP4 GEMM's peer into FP32, a cuBLAS BF16 GEMM of lora_act and lora_up added to it, an "
