@@ -1,4 +1,5 @@
 #include "common/harness/compare.h"
+#include "common/harness/compare_tally.h"
 
 #include <algorithm>
 #include <array>
@@ -29,48 +30,6 @@ double fp16_tolerance(double want, double abs_sum, int K) {
   return acc_err + std::ldexp(std::fabs(want), -23) + ulp_fp16(std::fabs(want) + acc_err);
 }
 
-class Checker {
- public:
-  Checker(const CompareShape& s, std::string what) : s_(s) { r_.what = std::move(what); }
-
-  // `exact`: compare bits (as values, so +0 == -0); otherwise within tol.
-  void check(int l, int m, int n, double got, double want, double tol, bool exact) {
-    ++r_.checked;
-    const bool finite = std::isfinite(got);
-    if (!finite) ++r_.nonfinite;
-    const double err = std::fabs(got - want);
-    if (finite) {
-      r_.max_abs_error = std::max(r_.max_abs_error, err);
-      err2_ += err * err;
-    }
-    want2_ += want * want;
-    const bool good = finite && (exact ? got == want : err <= tol);
-    if (good) return;
-    ++r_.mismatches;
-    if (r_.first.size() < 12) r_.first.push_back({l, m, n, got, want, exact ? 0.0 : tol});
-    ++blocks_[{l, m / s_.block_rows, n / s_.block_cols}];
-  }
-
-  CompareResult finish() {
-    r_.normwise_rel_error = want2_ > 0 ? std::sqrt(err2_ / want2_) : std::sqrt(err2_);
-    std::vector<std::pair<std::array<int, 3>, int64_t>> sorted(blocks_.begin(), blocks_.end());
-    std::stable_sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.second > b.second; });
-    for (auto& [key, count] : sorted) {
-      std::ostringstream name;
-      name << "batch " << key[0] << " rows " << key[1] * s_.block_rows << "-"
-           << std::min(s_.M, (key[1] + 1) * s_.block_rows) - 1 << " x cols " << key[2] * s_.block_cols << "-"
-           << std::min(s_.N, (key[2] + 1) * s_.block_cols) - 1;
-      r_.blocks.emplace_back(name.str(), count);
-    }
-    return std::move(r_);
-  }
-
- private:
-  CompareShape s_;
-  CompareResult r_;
-  double err2_ = 0.0, want2_ = 0.0;
-  std::map<std::array<int, 3>, int64_t> blocks_;
-};
 
 std::string shape_text(const CompareShape& s, const char* tier) {
   std::ostringstream o;
@@ -96,7 +55,7 @@ std::string CompareResult::describe() const {
 }
 
 CompareResult compare_fp32(const std::vector<float>& got, const ReferenceOutput& ref, const CompareShape& s, Tier tier) {
-  Checker c(s, shape_text(s, tier_name(tier)));
+  CompareTally c(s.M, s.N, s.block_rows, s.block_cols, shape_text(s, tier_name(tier)));
   const double g = gamma(s.K);
   for (int l = 0; l < s.L; ++l)
     for (int m = 0; m < s.M; ++m)
@@ -111,7 +70,7 @@ CompareResult compare_fp32(const std::vector<float>& got, const ReferenceOutput&
 
 CompareResult compare_fp16(const std::vector<uint16_t>& got_bits, const ReferenceOutput& ref, const CompareShape& s,
                            Tier tier) {
-  Checker c(s, shape_text(s, tier_name(tier)));
+  CompareTally c(s.M, s.N, s.block_rows, s.block_cols, shape_text(s, tier_name(tier)));
   for (int l = 0; l < s.L; ++l)
     for (int m = 0; m < s.M; ++m)
       for (int n = 0; n < s.N; ++n) {
@@ -151,7 +110,7 @@ SpotSet spot_positions(int M, int N, int L, int random_count, uint64_t seed) {
 }
 
 CompareResult compare_spots_fp32(const std::vector<float>& got, const SpotSet& spots, const CompareShape& s) {
-  Checker c(s, shape_text(s, "spot check"));
+  CompareTally c(s.M, s.N, s.block_rows, s.block_cols, shape_text(s, "spot check"));
   const double g = gamma(s.K);
   for (size_t i = 0; i < spots.l.size(); ++i) {
     const int64_t at = (int64_t(spots.l[i]) * s.M + spots.m[i]) * s.N + spots.n[i];
@@ -161,7 +120,7 @@ CompareResult compare_spots_fp32(const std::vector<float>& got, const SpotSet& s
 }
 
 CompareResult compare_spots_fp16(const std::vector<uint16_t>& got_bits, const SpotSet& spots, const CompareShape& s) {
-  Checker c(s, shape_text(s, "spot check"));
+  CompareTally c(s.M, s.N, s.block_rows, s.block_cols, shape_text(s, "spot check"));
   for (size_t i = 0; i < spots.l.size(); ++i) {
     const int64_t at = (int64_t(spots.l[i]) * s.M + spots.m[i]) * s.N + spots.n[i];
     c.check(spots.l[i], spots.m[i], spots.n[i], half_bits_to_double(got_bits[at]), spots.want[i],

@@ -18,6 +18,7 @@
 #include "common/device_info.h"
 #include "common/gemm_api.h"
 #include "common/harness/compare.h"
+#include "common/harness/compare_tally.h"
 #include "common/harness/problems.h"
 #include "common/kinds/rules.h"
 #include "common/parallel.h"
@@ -281,41 +282,7 @@ double element_value(const std::vector<uint8_t>& got, size_t i, Mxfp8Output c) {
   return f;
 }
 
-// The comparison of compare.h for FP32 or BF16 output: exact tiers bit for bit (as values, +0 == -0),
-// others within gamma_K * abs_sum plus one output rounding.
-class Checker {
- public:
-  Checker(int block_rows, int block_cols, std::string what) : br_(block_rows), bc_(block_cols) { r_.what = std::move(what); }
-  void check(int l, int m, int n, double got, double want, double tol, bool exact) {
-    ++r_.checked;
-    const bool finite = std::isfinite(got);
-    if (!finite) ++r_.nonfinite;
-    const double err = std::fabs(got - want);
-    if (finite) {
-      r_.max_abs_error = std::max(r_.max_abs_error, err);
-      err2_ += err * err;
-    }
-    want2_ += want * want;
-    if (finite && (exact ? got == want : err <= tol)) return;
-    ++r_.mismatches;
-    if (r_.first.size() < 12) r_.first.push_back({l, m, n, got, want, exact ? 0.0 : tol});
-    std::ostringstream key;
-    key << "batch " << l << " rows " << m / br_ * br_ << "-" << (m / br_ + 1) * br_ - 1 << " cols " << n / bc_ * bc_ << "-"
-        << (n / bc_ + 1) * bc_ - 1;
-    auto it = std::find_if(r_.blocks.begin(), r_.blocks.end(), [&](auto& b) { return b.first == key.str(); });
-    if (it == r_.blocks.end()) r_.blocks.push_back({key.str(), 1});
-    else ++it->second;
-  }
-  CompareResult finish() {
-    r_.normwise_rel_error = want2_ > 0 ? std::sqrt(err2_ / want2_) : std::sqrt(err2_);
-    return r_;
-  }
-
- private:
-  int br_, bc_;
-  CompareResult r_;
-  double err2_ = 0, want2_ = 0;
-};
+constexpr int kSpotBlock = 128;  // the block the spot checks count mismatches in (no kernel tile is known there)
 
 double tolerance(double want, double abs_sum, int K, Mxfp8Output c) {
   const double acc = gamma_k(K) * abs_sum;
@@ -330,7 +297,7 @@ class Mxfp8Problem final : public Problem {
   CompareResult compare(const void* got, Tile tile) const override {
     if (!ref_) ref_ = reference_gemm(h_.host_args());
     const std::vector<uint8_t> g = bytes(got);
-    Checker c(tile.m, tile.n, what());
+    CompareTally c(h_.M, h_.N, tile.m, tile.n, what());
     for (int l = 0; l < h_.L; ++l)
       for (int m = 0; m < h_.M; ++m)
         for (int n = 0; n < h_.N; ++n) {
@@ -346,7 +313,7 @@ class Mxfp8Problem final : public Problem {
   CompareResult compare_spots(const void* got, int random_count, uint64_t seed) const override {
     const SpotSet spots = spot_positions(h_.M, h_.N, h_.L, random_count, seed);
     const std::vector<uint8_t> g = bytes(got);
-    Checker c(128, 128, what());
+    CompareTally c(h_.M, h_.N, kSpotBlock, kSpotBlock, what());  // spots: blocks of 128 as compare.cpp's
     for (size_t s = 0; s < spots.l.size(); ++s) {
       double abs_sum = 0;
       const double want = reference_at(h_.host_args(), spots.l[s], spots.m[s], spots.n[s], &abs_sum);

@@ -27,6 +27,7 @@
 #include <stdexcept>
 
 #include "common/formats.h"
+#include "common/harness/compare_tally.h"
 #include "common/kinds/gemm_family.h"
 #include "common/kinds/rules.h"
 #include "common/parallel.h"
@@ -330,50 +331,6 @@ double reference_at(const SvdquantGemmArgs& h, int l, int m, int n, double* abs_
 
 namespace {
 
-// Counts what a comparison finds, in the harness's CompareResult (common/harness/compare.h): the first
-// mismatches with their coordinates and the mismatches per block of the kernel's tile.
-class Tally {
- public:
-  Tally(int M, int N, Tile tile, std::string what) : M_(M), N_(N), tile_(tile) { r_.what = std::move(what); }
-
-  void check(int l, int m, int n, double got, double want, double tol, bool exact) {
-    ++r_.checked;
-    const bool finite = std::isfinite(got);
-    if (!finite) ++r_.nonfinite;
-    const double err = std::fabs(got - want);
-    if (finite) {
-      r_.max_abs_error = std::max(r_.max_abs_error, err);
-      err2_ += err * err;
-    }
-    want2_ += want * want;
-    if (finite && (exact ? got == want : err <= tol)) return;
-    ++r_.mismatches;
-    if (r_.first.size() < kFirstMismatches) r_.first.push_back({l, m, n, got, want, exact ? 0.0 : tol});
-    ++blocks_[{l, m / tile_.m, n / tile_.n}];
-  }
-
-  CompareResult finish() {
-    r_.normwise_rel_error = want2_ > 0 ? std::sqrt(err2_ / want2_) : std::sqrt(err2_);
-    std::vector<std::pair<std::array<int, 3>, int64_t>> sorted(blocks_.begin(), blocks_.end());
-    std::stable_sort(sorted.begin(), sorted.end(), [](auto& x, auto& y) { return x.second > y.second; });
-    for (const auto& [key, count] : sorted) {
-      std::ostringstream o;
-      o << "batch " << key[0] << " rows " << key[1] * tile_.m << "-" << std::min(M_, (key[1] + 1) * tile_.m) - 1
-        << " x cols " << key[2] * tile_.n << "-" << std::min(N_, (key[2] + 1) * tile_.n) - 1;
-      r_.blocks.emplace_back(o.str(), count);
-    }
-    return std::move(r_);
-  }
-
- private:
-  static constexpr size_t kFirstMismatches = 12;
-  int M_, N_;
-  Tile tile_;
-  CompareResult r_;
-  double err2_ = 0, want2_ = 0;
-  std::map<std::array<int, 3>, int64_t> blocks_;
-};
-
 std::string what(const SvdquantGemmArgs& h, const char* tier) {
   std::ostringstream o;
   o << tier << " SVDQuant GEMM M=" << h.M << " N=" << h.N << " K=" << h.K << " L=" << h.L << " R=" << h.R
@@ -386,7 +343,7 @@ std::string what(const SvdquantGemmArgs& h, const char* tier) {
 CompareResult compare(const std::vector<uint16_t>& got, const Reference& ref, const SvdquantGemmArgs& h, Tier tier,
                       Tile tile) {
   if (got.size() != ref.value.size()) throw std::invalid_argument("svdquant::compare: got has the wrong size");
-  Tally t(h.M, h.N, tile, what(h, tier_name(tier)));
+  CompareTally t(h.M, h.N, tile.m, tile.n, what(h, tier_name(tier)));
   const bool exact = is_exact(tier);
   for (int l = 0; l < h.L; ++l)
     for (int m = 0; m < h.M; ++m)
@@ -406,7 +363,7 @@ CompareResult compare(const std::vector<uint16_t>& got, const Reference& ref, co
 CompareResult compare_spots(const std::vector<uint16_t>& got, const SvdquantGemmArgs& h, int random_count,
                             uint64_t seed) {
   const SpotSet spots = spot_positions(h.M, h.N, h.L, random_count, seed);
-  Tally t(h.M, h.N, Tile{h.M, h.N, h.K}, what(h, "spot check"));
+  CompareTally t(h.M, h.N, h.M, h.N, what(h, "spot check"));
   for (size_t i = 0; i < spots.l.size(); ++i) {
     const int l = spots.l[i], m = spots.m[i], n = spots.n[i];
     double abs_sum = 0;
