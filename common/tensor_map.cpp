@@ -16,6 +16,8 @@ namespace {
 constexpr uint64_t kMaxDim = uint64_t(1) << 32;      // every dimension <= 2^32
 constexpr uint64_t kMaxStride = uint64_t(1) << 40;   // every stride < 2^40, a multiple of 16
 constexpr uint32_t kMaxBox = 256;                    // every box dimension <= 256
+constexpr uint32_t kWordBytes = 8;                   // plan_bytes_1d's element: the widest TMA type
+constexpr uint32_t kCopyGranule = 16;                // bytes: TMA's alignment of bases, strides and box rows
 
 using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                  const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
@@ -116,8 +118,34 @@ TensorMapPlan plan_fp16_output(const void* base, int M, int N, int L, int box_ro
   return p;
 }
 
+TensorMapPlan plan_bytes_1d(const void* base, uint64_t bytes, uint32_t box_bytes) {
+  TensorMapPlan p;
+  if (!base) reject("base pointer is null");
+  if (reinterpret_cast<uintptr_t>(base) % kCopyGranule) reject("base must be 16-byte aligned");
+  if (bytes == 0 || bytes % kCopyGranule) reject("the tensor must be a positive multiple of 16 bytes");
+  if (box_bytes == 0 || box_bytes % kCopyGranule || box_bytes > kMaxBox * kWordBytes)
+    reject("box must be 16..2048 bytes, a multiple of 16 (at most 256 elements of 8 bytes)");
+  if (box_bytes > bytes) reject("the box is larger than the tensor");
+  if (bytes / kWordBytes > kMaxDim) reject("a dimension exceeds 2^32");
+  p.base = base;
+  p.rank = 1;
+  p.dims[0] = bytes / kWordBytes;
+  p.dims[1] = p.dims[2] = 1;
+  p.box[0] = box_bytes / kWordBytes;
+  p.box[1] = p.box[2] = 1;
+  p.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+  p.dtype = CU_TENSOR_MAP_DATA_TYPE_UINT64;
+  p.element_bytes = kWordBytes;
+  return p;
+}
+
 std::string TensorMapPlan::describe() const {
   std::ostringstream o;
+  if (rank == 1) {
+    o << "1-D, " << dims[0] << " elements of " << element_bytes << " bytes, box " << box[0]
+      << " elements, no swizzle, out-of-bounds elements filled with zeros";
+    return o.str();
+  }
   const char* unit = element_bytes == 1 ? " bytes" : " halves";
   o << (dtype == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 ? "fp16" : "uint8") << ", dims {" << dims[0] << unit << ", "
     << dims[1] << " rows, " << dims[2] << " batches}, strides {" << strides[0] << ", " << strides[1]
@@ -138,7 +166,7 @@ CUtensorMap encode_tensor_map(const TensorMapPlan& p) {
   const cuuint32_t box[3] = {p.box[0], p.box[1], p.box[2]};
   const cuuint32_t element_strides[3] = {1, 1, 1};  // every element of the box, no striding
   // L2 promotion 256B: fetch whole 256-byte L2 lines; boxes span 128-byte rows of consecutive rows.
-  const CUresult r = encode_fn()(&map, p.dtype, 3, const_cast<void*>(p.base), dims, strides, box,
+  const CUresult r = encode_fn()(&map, p.dtype, p.rank, const_cast<void*>(p.base), dims, strides, box,
                                  element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, p.swizzle,
                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)

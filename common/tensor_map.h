@@ -22,6 +22,7 @@ namespace gemm {
 // checks run, and are tested, without a GPU).
 struct TensorMapPlan {
   const void* base = nullptr;
+  uint32_t rank = 3;          // 1 for a 1-D copy (cp.async.bulk.tensor.1d): dims[0] and box[0] only
   uint64_t dims[3] = {};      // innermost first: {bytes per row, rows, batches}
   uint64_t strides[2] = {};   // byte strides of dims 1 and 2 (dim 0 is contiguous)
   uint32_t box[3] = {};       // the box one copy moves, innermost first
@@ -51,6 +52,15 @@ TensorMapPlan plan_sf_lines(const uint8_t* base, int rows, int K, int L, int box
 // std::invalid_argument where TMA cannot address C: a base that is not 16-byte aligned, or a row
 // pitch (2N bytes) that is not a multiple of 16 (N % 8 != 0).
 TensorMapPlan plan_fp16_output(const void* base, int M, int N, int L, int box_rows, int box_cols);
+
+// The map of `bytes` contiguous bytes for 1-D tensor copies (rank 1), boxes of box_bytes bytes, counted in
+// 8-byte elements: TMA's box is at most 256 elements, and 8-byte ones let one copy move 2048 bytes, the
+// scales of a 128-row block for 256 values of k. No swizzle: a box lands as it lies in global memory.
+// It exists for the CTA pair's 1-D copy (ptx::tma_load_1d_cta_group2): the contiguous cp.async.bulk
+// has no .cta_group, so bytes that must complete on the leader's barrier travel as a 1-D tensor copy.
+// Throws std::invalid_argument for a base that is not 16-byte aligned, sizes that are not multiples of
+// 16 bytes, or a box beyond 2048 bytes or beyond the tensor.
+TensorMapPlan plan_bytes_1d(const void* base, uint64_t bytes, uint32_t box_bytes);
 
 // Encodes the plan through the driver. Throws std::runtime_error if the driver refuses.
 CUtensorMap encode_tensor_map(const TensorMapPlan& plan);
