@@ -491,4 +491,51 @@ __device__ __forceinline__ void tma_load_3d_cta_group2(void* dst, const CUtensor
 #endif
 }
 
+// cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2
+//     [dst], [map, {x}], [leader's bar];
+// The same for `bytes` contiguous bytes: `map` is a 1-D map (plan_bytes_1d, common/tensor_map.h) and x
+// counts its elements. This is the pair's contiguous copy whose bytes complete on the leader's
+// barrier: the contiguous cp.async.bulk has no .cta_group (ptxas of CUDA 13.0 rejects it), so the
+// scale atoms of a pair travel as a 1-D tensor copy. One issuing thread per CTA at a time.
+__device__ __forceinline__ void tma_load_1d_cta_group2(void* dst, const CUtensorMap* map, int x, uint64_t* bar,
+                                                       uint32_t bytes) {
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::on_tma_load(smem_addr(dst), bytes, smem_addr(bar), cluster_ctarank() & ~1u);
+  if (protocol_aborted()) return;
+#endif
+#if GEMM_HAS_TCGEN05
+  (void)bytes;
+  const uint32_t leader_bar = map_to_rank(smem_addr(bar), cluster_ctarank() & ~1u);
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2"
+      " [%0], [%1, {%2}], [%3];"
+      ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(leader_bar)
+      : "memory");
+#else
+  // Hopper has no .cta_group::2: as emu::tma_load_3d_cta_group2 does for the 3-D copy, the bytes land
+  // on a barrier of this CTA's own, the issuing thread waits for them, then completes them on the
+  // leader's barrier (mbarrier.complete_tx on a peer CTA's barrier exists on sm_90: PTX ISA 9.1,
+  // 9.7.13.15.12). The protocol checker sees the copy only as recorded above.
+  __shared__ uint64_t private_bar;  // one per CTA: one issuing thread at a time
+  const uint32_t pb = smem_addr(&private_bar);
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(pb) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(pb), "r"(bytes) : "memory");
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];"
+      ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(pb)
+      : "memory");
+  const unsigned long long start = global_timer_ns();
+  while (!mbarrier_try_wait_parity(&private_bar, 0))
+    if (global_timer_ns() - start > wait_timeout_ns()) {
+      emu::fail("tma 1-D cta_group::2 (emulated)", "the copy did not land before the deadline");
+      return;
+    }
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(pb) : "memory");
+  fence_acq_rel_cluster();
+  const uint32_t leader = map_to_rank(smem_addr(bar), cluster_ctarank() & ~1u);
+  asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" ::"r"(leader), "r"(bytes) : "memory");
+#endif
+}
+
 }  // namespace gemm::ptx
