@@ -86,9 +86,11 @@ inline constexpr Rule kRules[] = {
     {"tma-store-reads-unfinished", Judge::kChecker, "",
      "a TMA store reads a staging buffer whose last write (another warp's stores) is not visible to the issuing "
      "warp",
-     "9.7.9.27, 9.7.13.4", "", {},
-     "still to write, as a second warp writing the staging buffer without handing it over "
-     "(`tma_store_of_unfenced_stores` is the issuing warp's own stores, caught as `missing-proxy-fence`)"},
+     "9.7.9.27, 9.7.13.4", "",
+     {{kCheckerTwins, "staging_written_by_another_warp_not_handed_over",
+       "a second warp writes and fences the staging buffer but raises a plain flag instead of handing it over; "
+       "the issuing warp's own unfenced stores are `missing-proxy-fence`'s twin"}},
+     ""},
     {"missing-proxy-fence", Judge::kChecker, "",
      "the async proxy (TMA store, mma, cp) reads generic stores with no `fence.proxy.async` of the writer ordered "
      "in between",
@@ -120,13 +122,16 @@ inline constexpr Rule kRules[] = {
     {"ld-unwritten", Judge::kChecker, "", "`tcgen05.ld` of columns nothing wrote since alloc", "9.7.16.7.1", "",
      {{kTcgen05Twins, "accumulator_columns_read_before_any_write"}}, ""},
     {"mma-reads-unwritten-scales", Judge::kChecker, "",
-     "an mma reads scale-factor columns nothing wrote since alloc", "9.7.16.9.2, 9.7.16.10.9.1", "", {},
-     "still to write, as an mma naming scale columns no `tcgen05.cp` filled"},
+     "an mma reads scale-factor columns nothing wrote since alloc", "9.7.16.9.2, 9.7.16.10.9.1", "",
+     {{kTcgen05Twins, "scales_copied_after_the_mma_that_reads_them",
+       "each k-step's `tcgen05.cp` issued after the mma that names its columns"}},
+     ""},
     {"tmem-not-allocated", Judge::kChecker, "",
      "a `tcgen05` operation uses Tensor Memory columns its CTA does not hold (never allocated, or deallocated)",
-     "9.7.16.7.1", "", {},
-     "still to write, as an mma, cp or ld on columns outside the CTA's allocation (the emulator's death test "
-     "`dealloc_of_what_was_not_allocated` covers a neighbouring misuse, with the checker off)"},
+     "9.7.16.7.1", "",
+     {{kTcgen05Twins, "scales_copied_outside_the_allocation",
+       "256 columns allocated for the accumulator, and the scales copied to column 256"}},
+     ""},
     {"pair-alloc-before-peer-known", Judge::kChecker, "",
      "a `cta_group::2` alloc before the CTA passed a cluster barrier", "9.7.16.7.1",
      "the ISA asks the issuing warp to make sure the peer CTA is launched and active; only a cluster barrier both "

@@ -218,43 +218,77 @@ Outcome run_ring(RingBug bug) {
 }
 
 // ---- A TMA store of a staging buffer, written twice ----------------------------------------------------
+//
+// Warp 0 writes the staging buffer, fences and stores it; then, once wait_group.read says the store has
+// read it, the buffer is written again and stored a second time. In the two-writer forms warp 1 writes
+// the second tile: warp 0 hands it the read buffer (a CTA barrier after the wait), and warp 1 must hand
+// it back, written and fenced, before warp 0 issues the store. A proxy fence alone does not: it orders
+// the writer's stores before the writer's later async-proxy accesses, and the store is warp 0's.
 
 enum class StoreBug : int {
   kNone,
   kNoProxyFence,      // the stores are not fenced before the TMA store reads them
   kRewriteBeforeRead, // the staging buffer is rewritten before wait_group.read says the store read it
+  kSecondWriter,      // not a bug: warp 1 writes the second tile, fences, and hands it over with a CTA barrier
+  kSecondWriterNoHandOver,  // ... fences, then raises a plain flag the issuing warp spins on: no hand-over
 };
 
 constexpr int kStoreRows = 32, kStoreCols = 32, kStagingBytes = kStoreRows * kStoreCols * 2;
 
 __host__ __device__ float store_value(int tile, int r, int c) { return float(tile * 1000 + r * 32 + c) * 0.25f; }
+__host__ __device__ bool two_writers(StoreBug bug) {
+  return bug == StoreBug::kSecondWriter || bug == StoreBug::kSecondWriterNoHandOver;
+}
 
-__global__ void __launch_bounds__(32) store_kernel(const __grid_constant__ CUtensorMap map_c, StoreBug bug) {
+__global__ void __launch_bounds__(64) store_kernel(const __grid_constant__ CUtensorMap map_c, StoreBug bug) {
   ProtocolScope protocol_scope;
   __shared__ alignas(1024) unsigned char staging[kStagingBytes];
-  const int lane = int(threadIdx.x);
+  __shared__ volatile uint32_t written;  // kSecondWriterNoHandOver: warp 1's flag, which no checker sees
+  const int warp = int(threadIdx.x / 32), lane = int(threadIdx.x % 32);
+  const bool two = two_writers(bug);
+  if (threadIdx.x == 0) written = 0;
   protocol_role("epilogue");
   for (int tile = 0; tile < 2; ++tile) {
-    if (tile == 1 && bug != StoreBug::kRewriteBeforeRead) {
+    if (tile == 1 && bug != StoreBug::kRewriteBeforeRead && warp == 0) {
       if (lane == 0) bulk_wait_group_read<0>();  // the first store has read the buffer
       __syncwarp();
     }
-    for (int q = 0; q < 4; ++q) {  // row `lane`: 4 chunks of 8 halves, 64-byte swizzle as the map says
-      __align__(16) __half h[8];
-      for (int i = 0; i < 8; ++i) h[i] = __float2half_rn(store_value(tile, lane, 8 * q + i));
-      *reinterpret_cast<uint4*>(staging + swizzle_64b(uint32_t(lane), uint32_t(16 * q))) = *reinterpret_cast<const uint4*>(h);
+    if (tile == 1 && two) cta_sync();  // warp 0 hands the read buffer to warp 1 (and `written` is 0 by now)
+    const int writer = tile == 1 && two ? 1 : 0;
+    if (warp == writer) {
+      for (int q = 0; q < 4; ++q) {  // row `lane`: 4 chunks of 8 halves, 64-byte swizzle as the map says
+        __align__(16) __half h[8];
+        for (int i = 0; i < 8; ++i) h[i] = __float2half_rn(store_value(tile, lane, 8 * q + i));
+        *reinterpret_cast<uint4*>(staging + swizzle_64b(uint32_t(lane), uint32_t(16 * q))) = *reinterpret_cast<const uint4*>(h);
+      }
+      protocol_generic_write(staging, kStagingBytes);
+      if (bug != StoreBug::kNoProxyFence) fence_proxy_async_shared();
+      __syncwarp();
     }
-    protocol_generic_write(staging, kStagingBytes);
-    if (bug != StoreBug::kNoProxyFence) fence_proxy_async_shared();
-    __syncwarp();
-    if (lane == 0) {
-      tma_store_3d(&map_c, 0, kStoreRows * tile, 0, staging, kStagingBytes);
-      bulk_commit_group();
+    if (writer == 1) {
+      if (bug == StoreBug::kSecondWriter) {
+        cta_sync();
+      } else if (warp == 1) {
+        if (lane == 0) written = 1;
+      } else {
+        if (lane == 0)
+          while (written == 0) {
+          }
+        __syncwarp();
+      }
     }
+    if (warp == 0) {
+      if (lane == 0) {
+        tma_store_3d(&map_c, 0, kStoreRows * tile, 0, staging, kStagingBytes);
+        bulk_commit_group();
+      }
+      __syncwarp();
+    }
+  }
+  if (warp == 0) {
+    if (lane == 0) bulk_wait_group<0>();
     __syncwarp();
   }
-  if (lane == 0) bulk_wait_group<0>();
-  __syncwarp();
 }
 
 Outcome run_store(StoreBug bug) {
@@ -262,7 +296,7 @@ Outcome run_store(StoreBug bug) {
   DeviceBuffer<__half> c(size_t(2 * kStoreRows) * kStoreCols);
   c.fill_bytes(0xFF);
   const CUtensorMap map = encode_tensor_map(plan_fp16_output(c.get(), 2 * kStoreRows, kStoreCols, 1, kStoreRows, kStoreCols));
-  store_kernel<<<1, 32>>>(map, bug);
+  store_kernel<<<1, two_writers(bug) ? 64 : 32>>>(map, bug);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
   Outcome o;
@@ -303,6 +337,12 @@ TEST_F(GpuProtocolChecker, RingTwinMovesEveryByteAndIsSilent) {
 
 TEST_F(GpuProtocolChecker, StoreTwinWritesEveryValueAndIsSilent) {
   const Outcome o = run_store(StoreBug::kNone);
+  EXPECT_EQ(o.violation, "");
+  EXPECT_TRUE(o.exact);
+}
+
+TEST_F(GpuProtocolChecker, StoreTwinOfTwoWritersWritesEveryValueAndIsSilent) {
+  const Outcome o = run_store(StoreBug::kSecondWriter);
   EXPECT_EQ(o.violation, "");
   EXPECT_TRUE(o.exact);
 }
@@ -390,6 +430,11 @@ const StoreCase kStoreCases[] = {
     {"staging_rewritten_before_the_store_read_it", StoreBug::kRewriteBeforeRead,
      "protocol checker: store-overwrites-unfinished: .*operand: generic store, shared memory.*earlier read not visible "
      "as finished: by the bulk-copy unit reading for warp 0 of CTA rank 0 \\(TMA store\\)"},
+    // Warp 1's stores are fenced, so the proxy-fence rule would pass them; what the store lacks is their
+    // hand-over, and visibility is checked first.
+    {"staging_written_by_another_warp_not_handed_over", StoreBug::kSecondWriterNoHandOver,
+     "protocol checker: tma-store-reads-unfinished: .*by: warp 0 \\(epilogue\\).*operand: TMA store source, shared "
+     "memory.*earlier write not visible: by warp 1 \\(epilogue\\) of CTA rank 0"},
 };
 
 class GpuProtocolCheckerStore : public GpuProtocolChecker, public ::testing::WithParamInterface<StoreCase> {};

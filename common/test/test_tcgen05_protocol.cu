@@ -70,6 +70,8 @@ enum class Bug : int {
   kAllocAfterRelinquish,  // relinquish_alloc_permit, then alloc
   kGenericScales,         // not a bug: SFA stored by the producer with st.shared, fenced, then armed
   kGenericScalesNoFence,  // ... without fence.proxy.async
+  kCpAfterMma,            // each k-step's scale copies issued after its mma: the first mma reads columns no cp filled
+  kAllocTooSmall,         // Tensor Memory sized for the columns below the scales: the scale copies land outside it
 };
 
 constexpr int kSlots = 2;                // ring positions of the pipeline
@@ -79,6 +81,7 @@ constexpr int kTileK = 256;              // values of k per slot: one 128-byte s
 constexpr int kStepsPerTile = kTileK / 64;
 constexpr uint32_t kSfColumn = 256;      // D in columns [0, 128); scales from here
 constexpr uint32_t kSfColumnsPerSlot = 32;
+constexpr uint32_t kAllocColumns = 512;  // every column: D and both slots' scales fit with room to spare
 
 struct Params {
   int K;
@@ -141,6 +144,7 @@ __global__ void __launch_bounds__(kThreads) pipeline_kernel(const __grid_constan
   const uint32_t slot_bytes = uint32_t(128 * 128 + b_rows * 128 + 2 * kStepsPerTile * 512);
   const uint32_t armed_bytes = slot_bytes - (generic_sfa ? kStepsPerTile * 512 : 0);
   const int sf_lines_per_row_block = int(sf_padded_cols(p.K) / kSfTileCols) * 32;
+  const uint32_t alloc_columns = p.bug == Bug::kAllocTooSmall ? kSfColumn : kAllocColumns;
 
   // Slots hold a pattern no operand has, so an MMA that reads them before TMA lands cannot read the
   // right bytes by accident (left over from an earlier kernel on this SM).
@@ -169,7 +173,7 @@ __global__ void __launch_bounds__(kThreads) pipeline_kernel(const __grid_constan
     if (p.bug == Bug::kLateOddAlloc && rank == 1 && lane == 0) spin_ns(50'000'000ull);
     __syncwarp();
     if (p.bug == Bug::kAllocAfterRelinquish) tcgen05_relinquish_alloc_permit<kCtaGroup>();
-    tcgen05_alloc<kCtaGroup>(&s.tmem, 512);
+    tcgen05_alloc<kCtaGroup>(&s.tmem, alloc_columns);
   }
   tcgen05_fence_before_thread_sync();
   cta_sync();
@@ -237,11 +241,15 @@ __global__ void __launch_bounds__(kThreads) pipeline_kernel(const __grid_constan
           const bool single = p.bug == Bug::kSingleSfColumns;
           const uint32_t sfa = kSfColumn + (single ? 0 : st * kSfColumnsPerSlot + 4 * j);
           const uint32_t sfb = kSfColumn + 16 + (single ? 0 : st * kSfColumnsPerSlot + 4 * j);
-          tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(tmem + sfa, tcgen05::sf_atom_descriptor(smem_addr(b.sfa + 512 * j)));
-          tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(tmem + sfb, tcgen05::sf_atom_descriptor(smem_addr(b.sfb + 512 * j)));
+          auto copy_scales = [&] {
+            tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(tmem + sfa, tcgen05::sf_atom_descriptor(smem_addr(b.sfa + 512 * j)));
+            tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(tmem + sfb, tcgen05::sf_atom_descriptor(smem_addr(b.sfb + 512 * j)));
+          };
+          if (p.bug != Bug::kCpAfterMma) copy_scales();
           const uint64_t a_desc = tcgen05::advance_start(tcgen05::kmajor_sw128_descriptor(smem_addr(b.a)), 32 * j);
           const uint64_t b_desc = tcgen05::advance_start(tcgen05::kmajor_sw128_descriptor(smem_addr(b.b)), 32 * j);
           tcgen05_mma_nvfp4_warp<kCtaGroup>(tmem, a_desc, b_desc, idesc, tmem + sfa, tmem + sfb, kt > 0 || j > 0);
+          if (p.bug == Bug::kCpAfterMma) copy_scales();
         }
         const bool last = kt == k_tiles - 1 && t == p.tiles - 1;
         if (p.bug == Bug::kEpilogueEarlyBarrier && it == 0) tcgen05_commit_multicast_warp<kCtaGroup>(&s.first_tile_done, pair_mask);
@@ -305,13 +313,13 @@ __global__ void __launch_bounds__(kThreads) pipeline_kernel(const __grid_constan
     tcgen05_fence_before_thread_sync();
     if (lane == 0 && !(p.bug == Bug::kEarlyAccRelease && t == 0) && t + 1 < p.tiles) mbarrier_arrive_cluster(&s.acc_empty, 0);
   }
-  if (odd_deallocs_early && warp == 2) tcgen05_dealloc<kCtaGroup>(tmem, 512);
+  if (odd_deallocs_early && warp == 2) tcgen05_dealloc<kCtaGroup>(tmem, alloc_columns);
   cta_sync();
   if (threadIdx.x == 0) s.odd_cta_read = 1;
   tcgen05_fence_before_thread_sync();
   cta_sync();
   if constexpr (kCtaGroup == 2) cluster_sync();
-  if (warp == 2 && p.bug != Bug::kNoDealloc && !odd_deallocs_early) tcgen05_dealloc<kCtaGroup>(tmem, 512);
+  if (warp == 2 && p.bug != Bug::kNoDealloc && !odd_deallocs_early) tcgen05_dealloc<kCtaGroup>(tmem, alloc_columns);
 }
 
 constexpr int kKTiles = 5;  // more k-tiles than slots: every slot is refilled at least once
@@ -505,6 +513,14 @@ const BrokenCase kBroken[] = {
     {"scales_stored_generically_without_proxy_fence", 1, Bug::kGenericScalesNoFence, 1,
      "protocol checker: missing-proxy-fence: .*operand: tcgen05.cp source \\(scale factors\\).*earlier write not "
      "visible: by warp 0 \\(producer\\)"},
+    // The first mma of k-tile 0 names SFA's columns [256, 260) before the cp that fills them is issued.
+    {"scales_copied_after_the_mma_that_reads_them", 1, Bug::kCpAfterMma, 1,
+     "protocol checker: mma-reads-unwritten-scales: .*warp 1 \\(mma\\) of CTA rank 0.*operand: mma scale factors A, "
+     "Tensor Memory columns \\[256, 260\\), lanes 0-31 of CTA rank 0"},
+    // 256 columns allocated, [0, 256): the first cp, into [256, 260), is the first access beyond them.
+    {"scales_copied_outside_the_allocation", 1, Bug::kAllocTooSmall, 1,
+     "protocol checker: tmem-not-allocated: .*warp 1 \\(mma\\) of CTA rank 0.*operand: tcgen05.cp destination "
+     "\\(scale factors\\), Tensor Memory columns \\[256, 260\\), all 128 lanes of CTA rank 0"},
 };
 
 PipelineRun run_broken(const BrokenCase& c) {
