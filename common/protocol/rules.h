@@ -105,7 +105,11 @@ inline constexpr Rule kRules[] = {
       {kCheckerTwins, "consumer_skips_the_full_wait", "stage 04's ring"},
       {kSyncTwins, "multicast_bytes_not_announced_by_the_receiving_cta",
        "a multicast: a CTA announces only the bytes it issues, not the peer's share that lands in it, so its phase "
-       "completes early and the consumer reads bytes of the next phase; 9.7.9.25.4.1, 9.7.13.15.2"}},
+       "completes early and the consumer reads bytes of the next phase; 9.7.9.25.4.1, 9.7.13.15.2"},
+      {kSyncTwins, "pair_leader_announces_only_its_own_1d_copies",
+       "a pair's 1-D copies (`tma_load_1d_cta_group2`): the leader announces only its own bytes, so its phase "
+       "completes without the odd CTA's, which complete on the same barrier in the next phase, and the odd CTA reads "
+       "them once the leader hands them on; 9.7.9.27.1.2, 9.7.13.15.2"}},
      ""},
 
     // ---- Tensor Memory ----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // The protocol checker's records of what kernels written elsewhere use (common/protocol/checker_sync.cuh):
 // named barriers, an arrive.expect_tx on the peer CTA's barrier, 1-D bulk copies multicast into both
-// CTAs of a pair. Each small kernel moves known bytes, so its correct twin is checked bit for bit and
+// CTAs of a pair, and the pair's 1-D tensor copies completing on the leader's barrier (.cta_group::2). Each small kernel moves known bytes, so its correct twin is checked bit for bit and
 // must be silent; each broken twin breaks one rule and must be reported, with that rule's message, in
 // every one of 100 repetitions with no injected delay. The kernels fix the order the checker sees
 // (a cluster barrier between the announcements and the copies, a named barrier between the release and
@@ -27,6 +27,7 @@
 #include "common/ptx/tcgen05.cuh"
 #include "common/ptx/tma.cuh"
 #include "common/tcgen05_desc.h"
+#include "common/tensor_map.h"
 
 namespace gemm {
 namespace {
@@ -139,44 +140,59 @@ Outcome run_handoff(HandoffBug bug) {
 // the reads. A CTA that announces only its own half sees its phase complete at the leader's copy; the
 // odd CTA's bytes then count towards the next phase, and the reads of them are reads of a write the
 // reader has not seen land (the symptom on the hardware: a consumer reading bytes still in flight).
+//
+// In the cta_group::2 kernel each CTA copies its half into its own shared memory with 1-D tensor copies
+// (ptx::tma_load_1d_cta_group2) whose bytes complete on the leader's "full" (count 1), which the leader
+// arms with both halves, as a pair's producer arms a slot for both CTAs' operands. Only the leader's
+// wait sees the odd CTA's bytes land, so the leader's consumer passes that on (an arrive on the odd
+// CTA's "handed") before the odd CTA's consumer reads its half. A leader that announces only its own
+// bytes sees its phase complete without the odd CTA's, and the odd CTA reads bytes of the next phase.
 
 enum class PairBug : int {
   kNone,
   kPeerAnnouncesOnItsOwnBarrier,  // peer expect_tx: the odd CTA arrives on its own barrier, not the leader's
   kEachAnnouncesOnlyItsOwnCopy,   // multicast: a CTA expects the bytes it issues, not those landing in it
+  kLeaderAnnouncesOnlyItsOwnHalf,  // cta_group::2: the leader's expect_tx leaves out the odd CTA's copies
 };
-enum class PairKernel : int { kPeerExpectTx, kMulticast };
+enum class PairKernel : int { kPeerExpectTx, kMulticast, kCtaGroup2 };
 
 constexpr uint32_t kHalfBytes = 4096;
 constexpr uint32_t kBlockBytes = 2 * kHalfBytes;
+constexpr uint32_t kBox1dBytes = 2048;  // one 1-D copy; a CTA's half takes two
+constexpr uint32_t kWordBytes = 8;      // plan_bytes_1d's element: 1-D coordinates count these
 constexpr uint16_t kLeaderOnly = 0b01, kBothCtas = 0b11;
 
 struct PairSmem {
   alignas(128) uint8_t buf[kBlockBytes];
-  uint64_t full;
+  uint64_t full, handed;
 };
 
-__global__ void __launch_bounds__(64) pair_kernel(const uint8_t* src, uint8_t* out, PairKernel kind, PairBug bug) {
+__global__ void __launch_bounds__(64) pair_kernel(const __grid_constant__ CUtensorMap map, const uint8_t* src,
+                                                  uint8_t* out, PairKernel kind, PairBug bug) {
   ProtocolScope protocol_scope;
   __shared__ PairSmem s;
   const uint32_t rank = cluster_ctarank(), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const bool peer_kernel = kind == PairKernel::kPeerExpectTx;
+  const bool peer_kernel = kind == PairKernel::kPeerExpectTx, cta_group2 = kind == PairKernel::kCtaGroup2;
   if (threadIdx.x == 0) {
     mbarrier_init(&s.full, peer_kernel ? 2 : 1, "full", 0);
+    if (cta_group2) mbarrier_init(&s.handed, 1, "handed", 0);
     fence_mbarrier_init();
   }
   protocol_role(warp == 0 ? "producer" : "consumer");
   cluster_sync();  // every barrier initialised before any CTA names it
   const bool producer = warp == 0 && lane == 0;
   if (producer) {
-    if (!peer_kernel)
+    if (cta_group2) {
+      if (rank == 0) mbarrier_arrive_expect_tx(&s.full, bug == PairBug::kLeaderAnnouncesOnlyItsOwnHalf ? kHalfBytes : kBlockBytes);
+    } else if (!peer_kernel) {
       mbarrier_arrive_expect_tx(&s.full, bug == PairBug::kEachAnnouncesOnlyItsOwnCopy ? kHalfBytes : kBlockBytes);
-    else if (rank == 0)
+    } else if (rank == 0) {
       mbarrier_arrive_expect_tx(&s.full, kHalfBytes);
-    else if (bug == PairBug::kPeerAnnouncesOnItsOwnBarrier)
+    } else if (bug == PairBug::kPeerAnnouncesOnItsOwnBarrier) {
       mbarrier_arrive_expect_tx(&s.full, kHalfBytes);
-    else
+    } else {
       mbarrier_arrive_expect_tx_cluster(&s.full, 0, kHalfBytes);
+    }
   }
   // Every announcement before any copy, the leader's copy before the odd CTA's, and both before any
   // read: the order the checker sees is fixed.
@@ -184,13 +200,28 @@ __global__ void __launch_bounds__(64) pair_kernel(const uint8_t* src, uint8_t* o
     cluster_sync();
     if (producer && rank == turn) {
       uint8_t* half = s.buf + rank * kHalfBytes;
-      if (peer_kernel && rank == 0) bulk_copy_g2s(half, src, kHalfBytes, &s.full);
-      else bulk_copy_g2s_multicast(half, src + rank * kHalfBytes, kHalfBytes, &s.full, peer_kernel ? kLeaderOnly : kBothCtas);
+      if (cta_group2) {
+        for (uint32_t b = 0; b < kHalfBytes; b += kBox1dBytes)
+          tma_load_1d_cta_group2(s.buf + b, &map, int((rank * kHalfBytes + b) / kWordBytes), &s.full, kBox1dBytes);
+      } else if (peer_kernel && rank == 0) {
+        bulk_copy_g2s(half, src, kHalfBytes, &s.full);
+      } else {
+        bulk_copy_g2s_multicast(half, src + rank * kHalfBytes, kHalfBytes, &s.full, peer_kernel ? kLeaderOnly : kBothCtas);
+      }
     }
   }
   cluster_sync();
-  const bool reads = warp == 1 && (!peer_kernel || rank == 0);
-  if (reads) {
+  if (cta_group2) {
+    if (warp == 1) {
+      if (rank == 0) mbarrier_wait(&s.full, 0, "full", 0);
+      else mbarrier_wait(&s.handed, 0, "handed", 0);
+      for (uint32_t i = lane; i < kHalfBytes / 16; i += 32)
+        reinterpret_cast<uint4*>(out + rank * kHalfBytes)[i] = reinterpret_cast<const uint4*>(s.buf)[i];
+      protocol_generic_read(s.buf, kHalfBytes);
+      __syncwarp();
+      if (rank == 0 && lane == 0) mbarrier_arrive_cluster(&s.handed, 1);
+    }
+  } else if (warp == 1 && (!peer_kernel || rank == 0)) {
     mbarrier_wait(&s.full, 0, "full", 0);
     for (uint32_t i = lane; i < kBlockBytes / 16; i += 32)
       reinterpret_cast<uint4*>(out + rank * kBlockBytes)[i] = reinterpret_cast<const uint4*>(s.buf)[i];
@@ -203,14 +234,16 @@ Outcome run_pair(PairKernel kind, PairBug bug) {
   const std::vector<uint8_t> host = random_bytes(kBlockBytes, "protocol pair copies");
   DeviceBuffer<uint8_t> src(host), out(2 * kBlockBytes);
   out.fill_bytes(0xFF);
-  launch_kernel(pair_kernel, {dim3(2), dim3(64), 0, nullptr, dim3(2)}, src.get(), out.get(), kind, bug);
+  const CUtensorMap map = encode_tensor_map(plan_bytes_1d(src.get(), kBlockBytes, kBox1dBytes));
+  launch_kernel(pair_kernel, {dim3(2), dim3(64), 0, nullptr, dim3(2)}, map, src.get(), out.get(), kind, bug);
   CUDA_CHECK(cudaDeviceSynchronize());
   Outcome o;
   o.violation = protocol::take_violation();
   const std::vector<uint8_t> got = out.download();
-  const int readers = kind == PairKernel::kPeerExpectTx ? 1 : 2;
+  // Whole copies of the block, one per reading CTA; the cta_group::2 kernel's two CTAs write a half each.
+  const int copies = kind == PairKernel::kMulticast ? 2 : 1;
   o.exact = true;
-  for (int r = 0; r < readers; ++r)
+  for (int r = 0; r < copies; ++r)
     o.exact = o.exact && std::equal(host.begin(), host.end(), got.begin() + r * kBlockBytes);
   return o;
 }
@@ -247,6 +280,12 @@ TEST_F(GpuProtocolSync, MulticastTwinIsExactAndSilent) {
   EXPECT_TRUE(o.exact);
 }
 
+TEST_F(GpuProtocolSync, CtaGroup2OneDimensionalCopiesTwinIsExactAndSilent) {
+  const Outcome o = run_pair(PairKernel::kCtaGroup2, PairBug::kNone);
+  EXPECT_EQ(o.violation, "");
+  EXPECT_TRUE(o.exact);
+}
+
 struct SyncCase {
   const char* name;
   HandoffBug handoff;  // kNone: a pair case
@@ -273,6 +312,11 @@ const SyncCase kSyncCases[] = {
      "protocol checker: load-before-write-visible: .*by: warp 1 \\(consumer\\) of CTA rank [01].*operand: generic "
      "load, shared memory.*earlier write not visible: by a TMA load completing on barrier 'full' \\[0\\] of CTA rank "
      "[01], in its phase 1"},
+    {"pair_leader_announces_only_its_own_1d_copies", HandoffBug::kNone, PairKernel::kCtaGroup2,
+     PairBug::kLeaderAnnouncesOnlyItsOwnHalf,
+     "protocol checker: load-before-write-visible: .*by: warp 1 \\(consumer\\) of CTA rank 1.*operand: generic "
+     "load, shared memory \\[[0-9a-fx]+, [0-9a-fx]+\\) of CTA rank 1\n.*earlier write not visible: by a TMA load "
+     "completing on barrier 'full' \\[0\\] of CTA rank 0, in its phase 1"},
 };
 
 Outcome run_sync_case(const SyncCase& c) {
@@ -287,6 +331,11 @@ TEST_P(GpuProtocolSyncBroken, CaughtInEveryRepetitionWithItsMessage) {
   const SyncCase c = GetParam();
   if (c.handoff == HandoffBug::kReleaseBeforeLoadsFinished && gpu_info().tcgen05_native())
     GTEST_SKIP() << "a broken tcgen05 protocol is undefined behaviour on the hardware";
+  // The odd CTA's bytes may still be landing when the pair exits (nothing waits for the phase they
+  // complete): on the hardware that is undefined behaviour, under the emulator each copy has landed
+  // before its issuing thread goes on.
+  if (c.pair == PairBug::kLeaderAnnouncesOnlyItsOwnHalf && gpu_info().tcgen05_native())
+    GTEST_SKIP() << "a cta_group::2 copy still landing at exit is undefined behaviour on the hardware";
   std::string first;
   for (int i = 0; i < kRepetitions; ++i) {
     const Outcome o = run_sync_case(c);
