@@ -15,7 +15,7 @@ parses C++ declarations of it. Three checks, each a CPU test:
 
 What is parsed, exactly (comments removed first, string literals decoded, adjacent literals joined):
 
-  checker ids      `<name>.rule = <expression>;` in common/protocol/*.cuh, *.cu, *.h: every string
+  checker ids      `<name>.rule = <expression>;` in common/protocol/**/*.cuh, *.cu, *.h: every string
                    literal of the expression is an id (`peer ? "a" : "b"` sets two), an expression with
                    none is an error; and every literal that starts "protocol checker: <id>: " (the
                    deadlock and unsupported messages, printed as text)
@@ -345,7 +345,8 @@ def main(argv=None):
     try:
         if args.check in ("ids", "all"):
             protocol = sorted(f for ext in ("cuh", "cu", "h")
-                              for f in glob.glob(os.path.join(root, "common", "protocol", f"*.{ext}")))
+                              for f in glob.glob(os.path.join(root, "common", "protocol", "**", f"*.{ext}"),
+                                                 recursive=True))
             emu = sorted(f for ext in ("cuh", "cu", "h") for f in glob.glob(os.path.join(root, "common", "emu", f"*.{ext}")))
             if not protocol or not emu:
                 raise ParseError(f"no checker or emulator sources under {root}")
