@@ -176,6 +176,19 @@ struct Hazard {
   const char* section;  // the PTX ISA section it comes from
   const char* fix;      // what makes it right
 };
+#if GEMM_PROTOCOL_ACTIVE
+// The violation of rule `h` by the calling warp, as the checker's messages name it.
+__device__ inline protocol::dev::Violation hazard_violation(const Hazard& h) {
+  protocol::dev::Violation v;
+  v.rule = h.rule;
+  v.what = h.what;
+  v.section = h.section;
+  v.fix = h.fix;
+  v.rank = int(cluster_ctarank());
+  v.warp = int(warp_index());
+  return v;
+}
+#endif
 static __device__ __noinline__ void fail_hazard(const Hazard& h, const OpRecord& op, uint32_t rank, Site site,
                                                 uint32_t observed) {
   if (threadIdx.x % 32 != uint32_t(__ffs(__activemask()) - 1)) return;  // one message per warp
@@ -185,13 +198,7 @@ static __device__ __noinline__ void fail_hazard(const Hazard& h, const OpRecord&
       .s(") of CTA rank ").u(rank).s(", at ").s(site.what);
   if (site.index >= 0) found.s(" '").s(site.name).s("' [").i(site.index).s("]");
   found.s("; operations observed complete so far: up to #").u(observed);
-  protocol::dev::Violation v;
-  v.rule = h.rule;
-  v.what = h.what;
-  v.section = h.section;
-  v.fix = h.fix;
-  v.rank = int(cluster_ctarank());
-  v.warp = int(warp_index());
+  protocol::dev::Violation v = hazard_violation(h);
   v.extra = found.buf;
   protocol::dev::report_found(v);
 #else
@@ -206,13 +213,7 @@ static __device__ __noinline__ void fail_hazard(const Hazard& h, const OpRecord&
 static __device__ __noinline__ void fail_rule(const Hazard& h, const char* numbers, uint32_t a, uint32_t b) {
   if (threadIdx.x % 32 != uint32_t(__ffs(__activemask()) - 1)) return;  // one message per warp
 #if GEMM_PROTOCOL_ACTIVE
-  protocol::dev::Violation v;
-  v.rule = h.rule;
-  v.what = h.what;
-  v.section = h.section;
-  v.fix = h.fix;
-  v.rank = int(cluster_ctarank());
-  v.warp = int(warp_index());
+  protocol::dev::Violation v = hazard_violation(h);
   v.numbers = numbers;
   v.a = a;
   v.b = b;
