@@ -207,6 +207,7 @@ TEST(GpuNvfp4SplitKGraphs, GraphCapturedBeforeTheWorkspaceGrewStillWorks) {
   Problem small(make_case("graph_small", Tier::kExact, 128, 136, 512));
   Problem large(make_case("graph_large", Tier::kExact, 512, 1024, 1024));  // 16 tiles x 4 splits: > 1 MB
   const stage08::LaunchOptions small_opts{0, 2, {}}, large_opts{0, 4, {}};
+  CUDA_CHECK(cudaMemsetAsync(small.C.get(), 0xFF, small.C.bytes(), stream));
   stage08::launch_with(small.args, stream, small_opts);  // 1: allocates this stream's workspace
   CUDA_CHECK(cudaStreamSynchronize(stream));
   small.expect_exact("first launch");
@@ -219,18 +220,20 @@ TEST(GpuNvfp4SplitKGraphs, GraphCapturedBeforeTheWorkspaceGrewStillWorks) {
   EXPECT_EQ(capture(stream, [&] { stage08::launch_with(large.args, stream, large_opts); }, &refused), nullptr);
   EXPECT_NE(refused.find("cannot happen during a capture"), std::string::npos) << refused;
 
-  large.C.fill_bytes(0xFF);
+  // Poisoned on `stream`: fill_bytes runs on the legacy stream, which a non-blocking stream does not
+  // wait for (a poison landing after the kernel's stores failed this test once under ctest -j 16).
+  CUDA_CHECK(cudaMemsetAsync(large.C.get(), 0xFF, large.C.bytes(), stream));
   stage08::launch_with(large.args, stream, large_opts);  // 2: the workspace grows
   CUDA_CHECK(cudaStreamSynchronize(stream));
   large.expect_exact("the launch that grew the workspace");
 
   for (int replay = 0; replay < 3; ++replay) {  // 3: the graph captured before the growth
-    small.C.fill_bytes(0xFF);
+    CUDA_CHECK(cudaMemsetAsync(small.C.get(), 0xFF, small.C.bytes(), stream));
     CUDA_CHECK(cudaGraphLaunch(exec, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     small.expect_exact("graph replay " + std::to_string(replay));
   }
-  large.C.fill_bytes(0xFF);
+  CUDA_CHECK(cudaMemsetAsync(large.C.get(), 0xFF, large.C.bytes(), stream));
   stage08::launch_with(large.args, stream, large_opts);
   CUDA_CHECK(cudaStreamSynchronize(stream));
   large.expect_exact("a launch after the replays");

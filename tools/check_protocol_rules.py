@@ -5,9 +5,9 @@ The table reaches this script as JSON from the host program built from tools/pro
 (`--program PATH`, or `--rules-json FILE`): the header stays the one source of truth, and nothing here
 parses C++ declarations of it. Three checks, each a CPU test:
 
-  ids         every rule id the checker's sources set is in the table, and every checker entry of the
-              table is set somewhere; every hazard message the emulator prints is matched by exactly
-              one emulator entry, and every emulator entry's message is printed somewhere
+  ids         every rule id the checker's and the emulator's sources report is in the table, as found by
+              the one whose sources report it, and every entry of the table is reported somewhere by
+              the one its entry names
   twins       every twin the table names is a broken case of the file it names, every broken case of
               the twin files is named by exactly one entry, each case's expected message names that
               entry's rule, and no other test file holds broken cases that expect a protocol message
@@ -15,12 +15,12 @@ parses C++ declarations of it. Three checks, each a CPU test:
 
 What is parsed, exactly (comments removed first, string literals decoded, adjacent literals joined):
 
-  checker ids      `<name>.rule = <expression>;` in common/protocol/*.cuh, *.cu, *.h: every string
-                   literal of the expression is an id (`peer ? "a" : "b"` sets two), an expression with
-                   none is an error; and every literal that starts "protocol checker: <id>: " (the
-                   deadlock and unsupported messages, printed as text)
-  emulator hazards the first argument of every `fail_hazard(...)` call in common/emu/*, which must be a
-                   literal; the emulator's other literals are searched for the entries' messages
+  checker ids      `<name>.rule = <expression>;` in common/protocol/ (every folder below it) *.cuh, *.cu,
+                   *.h: every string literal of the expression is an id (`peer ? "a" : "b"` sets two), an
+                   expression with none is an error; and every literal that starts
+                   "protocol checker: <id>: " (the deadlock and unsupported messages, printed as text)
+  emulator ids     in common/emu/*: every string literal that is an id beginning "emu-" (the first member
+                   of a Hazard, the rule the emulator reports)
   broken cases     in a test file, each `INSTANTIATE_TEST_SUITE_P(Broken, <suite>, ::testing::ValuesIn(<array>)`
                    names an array `<type> <array>[] = { {...}, {...}, };` whose every element is a brace
                    group that opens with the case name (a literal of letters, digits and '_') and closes
@@ -116,8 +116,10 @@ def line_of(text, offset):
 
 # ---- The checker's ids and the emulator's hazards ---------------------------------------------------------
 
-def checker_ids(files):
-    """{id: [where, ...]} of every rule id the checker's sources can report."""
+def reported_ids(files, emulator):
+    """{id: [where, ...]} of every rule id the sources can report: "protocol checker: <id>: " literals; in
+    the checker's sources `.rule = ` assignments, in the emulator's every literal that is an "emu-" id (the
+    emulator passes its Hazard's id through a variable, which is not read)."""
     ids = {}
     for path in files:
         text = read(path)
@@ -128,7 +130,9 @@ def checker_ids(files):
                 m = re.match(r"protocol checker: ([a-z0-9-]+): ", t[1])
                 if m:
                     ids.setdefault(m.group(1), []).append(where)
-            if (t[0] == "word" and t[1] == "rule" and k >= 2 and toks[k - 1][1] == "." and toks[k - 2][0] == "word"
+                if emulator and t[1].startswith("emu-") and ID.match(t[1]):
+                    ids.setdefault(t[1], []).append(where)
+            if (not emulator and t[0] == "word" and t[1] == "rule" and k >= 2 and toks[k - 1][1] == "." and toks[k - 2][0] == "word"
                     and k + 1 < len(toks) and toks[k + 1][1] == "=" and toks[k + 2][1] != "="):
                 found = 0
                 for u in toks[k + 2:]:
@@ -144,56 +148,20 @@ def checker_ids(files):
     return ids
 
 
-def emulator_messages(files):
-    """(hazards, literals): the first argument of every fail_hazard call, and every literal, each as
-    (text, where)."""
-    hazards, literals = [], []
-    for path in files:
-        text = read(path)
-        toks = tokens(text)
-        for k, t in enumerate(toks):
-            where = f"{path}:{line_of(text, t[2])}"
-            if t[0] == "str":
-                literals.append((t[1], where))
-            if t[0] == "word" and t[1] == "fail_hazard" and k + 1 < len(toks) and toks[k + 1][1] == "(":
-                if toks[k - 1][0] == "word" and toks[k - 1][1] == "void":
-                    continue  # its definition
-                if toks[k + 2][0] != "str":
-                    raise ParseError(f"{where}: fail_hazard called with a message that is not a literal")
-                hazards.append((toks[k + 2][1], where))
-    return hazards, literals
-
-
 def check_ids(rules, protocol_files, emu_files):
     errors = []
-    ids = checker_ids(protocol_files)
     table = {r["id"]: r for r in rules}
-    for rid, where in sorted(ids.items()):
-        if rid not in table:
-            errors.append(f"rule '{rid}' ({where[0]}) is reported by the checker but not in the table")
-        elif table[rid]["judge"] != "checker":
-            errors.append(f"rule '{rid}' ({where[0]}) is reported by the checker but its entry says the emulator")
-    for r in rules:
-        if r["judge"] == "checker" and r["id"] not in ids:
-            errors.append(f"rule '{r['id']}' is in the table but the checker's sources never report it")
-        if r["judge"] == "checker" and r["message"]:
-            errors.append(f"rule '{r['id']}' is the checker's: its message is its id, no substring is needed")
-    hazards, literals = emulator_messages(emu_files)
-    emu = [r for r in rules if r["judge"] == "emulator"]
-    for r in emu:
-        if not r["message"]:
-            errors.append(f"rule '{r['id']}' is the emulator's but names no message to find it by")
-        elif not any(r["message"] in text for text, _ in literals):
-            errors.append(f"rule '{r['id']}': the emulator prints no message containing {r['message']!r}")
-    for text, where in hazards:
-        matching = [r["id"] for r in emu if r["message"] and r["message"] in text]
-        if len(matching) != 1:
-            errors.append(f"the emulator's hazard {text!r} ({where}) is matched by "
-                          f"{len(matching)} entries of the table ({', '.join(matching) or 'none'}), not one")
-    for text, where in literals:
-        matching = [r["id"] for r in emu if r["message"] and r["message"] in text]
-        if len(matching) > 1:
-            errors.append(f"the emulator's message {text!r} ({where}) is matched by {', '.join(matching)}")
+    for judge, files in (("checker", protocol_files), ("emulator", emu_files)):
+        ids = reported_ids(files, judge == "emulator")
+        for rid, where in sorted(ids.items()):
+            if rid not in table:
+                errors.append(f"rule '{rid}' ({where[0]}) is reported by the {judge} but not in the table")
+            elif table[rid]["judge"] != judge:
+                errors.append(f"rule '{rid}' ({where[0]}) is reported by the {judge} but its entry says the "
+                              f"{table[rid]['judge']}")
+        for r in rules:
+            if r["judge"] == judge and r["id"] not in ids:
+                errors.append(f"rule '{r['id']}' is in the table but the {judge}'s sources never report it")
     return errors
 
 
@@ -255,7 +223,7 @@ def broken_cases(path):
 
 
 def expects_protocol_message(message):
-    return "protocol checker: " in message or "tcgen05 emulator" in message or "HAZARD:" in message
+    return "protocol checker: " in message
 
 
 def unregex(pattern):
@@ -284,13 +252,9 @@ def check_twins(rules, twin_files, other_test_files, root):
                 continue
             message, where = found[key]
             text = unregex(message)
-            if r["judge"] == "checker":
-                if f"protocol checker: {r['id']}:" not in text:
-                    errors.append(f"rule '{r['id']}': its twin {t['name']} ({where}) does not expect "
-                                  f"'protocol checker: {r['id']}:'")
-            elif not r["message"] or r["message"] not in text:
-                errors.append(f"rule '{r['id']}': its twin {t['name']} ({where}) does not expect the emulator's "
-                              f"message {r['message']!r}")
+            if f"protocol checker: {r['id']}:" not in text:
+                errors.append(f"rule '{r['id']}': its twin {t['name']} ({where}) does not expect "
+                              f"'protocol checker: {r['id']}:'")
             others = set(re.findall(r"protocol checker: ([a-z0-9-]+):", text)) - {r["id"]}
             if others:
                 errors.append(f"rule '{r['id']}': its twin {t['name']} ({where}) expects the message of "
@@ -345,7 +309,8 @@ def main(argv=None):
     try:
         if args.check in ("ids", "all"):
             protocol = sorted(f for ext in ("cuh", "cu", "h")
-                              for f in glob.glob(os.path.join(root, "common", "protocol", f"*.{ext}")))
+                              for f in glob.glob(os.path.join(root, "common", "protocol", "**", f"*.{ext}"),
+                                                 recursive=True))
             emu = sorted(f for ext in ("cuh", "cu", "h") for f in glob.glob(os.path.join(root, "common", "emu", f"*.{ext}")))
             if not protocol or not emu:
                 raise ParseError(f"no checker or emulator sources under {root}")

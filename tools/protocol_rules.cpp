@@ -47,7 +47,7 @@ bool table_ok() {
       ok = false;
     }
     ok &= cell_ok(r.id, r.id, "id") && cell_ok(r.catches, r.id, "description") && cell_ok(r.ptx, r.id, "sections") &&
-          cell_ok(r.stricter, r.id, "stricter text") && cell_ok(r.message, r.id, "message") &&
+          cell_ok(r.stricter, r.id, "stricter text") &&
           cell_ok(r.no_twin_because, r.id, "no-twin reason");
     for (const Twin& t : r.twins)
       if (t.name) ok &= cell_ok(t.name, r.id, "twin") && cell_ok(t.note, r.id, "twin note");
@@ -79,19 +79,15 @@ std::string section() {
   o << kBegin << "\n"
     << "<!-- Generated from common/protocol/rules.h by `protocol_rules --write docs/protocol_checker.md`: edit the "
        "header, not this table. -->\n"
-    << gemm::protocol::rules::kRuleCount << " rules (" << checker << " reported by the checker, " << emulator
-    << " by the emulator in its own format), " << twins << " broken twins; " << without
+    << gemm::protocol::rules::kRuleCount << " rules (" << checker << " found by the checker, " << emulator
+    << " by the emulator; all reported as `protocol checker: <rule>: ...`), " << twins << " broken twins; " << without
     << " rules have none, each with the reason.\n\n"
-    << "| rule | what it catches | PTX ISA (9.1) | stricter than the ISA | broken twin(s) | reported by |\n"
+    << "| rule | what it catches | PTX ISA (9.1) | stricter than the ISA | broken twin(s) | found by |\n"
     << "| --- | --- | --- | --- | --- | --- |\n";
   for (const Rule& r : kRules) {
     o << "| `" << r.id << "` | " << r.catches << " | " << r.ptx << " | " << r.stricter << " | " << twins_cell(r)
       << " | ";
-    if (r.judge == Judge::kChecker)
-      o << "checker";
-    else
-      o << "emulator: `" << r.message << "`";
-    o << " |\n";
+    o << (r.judge == Judge::kChecker ? "checker" : "emulator") << " |\n";
   }
   o << kEnd << "\n";
   return o.str();
@@ -127,8 +123,7 @@ std::string json() {
   for (int i = 0; i < gemm::protocol::rules::kRuleCount; ++i) {
     const Rule& r = kRules[i];
     o << "    {\"id\": " << json_string(r.id) << ", \"judge\": \""
-      << (r.judge == Judge::kChecker ? "checker" : "emulator") << "\", \"message\": " << json_string(r.message)
-      << ", \"ptx\": " << json_string(r.ptx) << ", \"no_twin_because\": " << json_string(r.no_twin_because)
+      << (r.judge == Judge::kChecker ? "checker" : "emulator") << "\", \"ptx\": " << json_string(r.ptx) << ", \"no_twin_because\": " << json_string(r.no_twin_because)
       << ", \"twins\": [";
     bool first_twin = true;
     for (const Twin& t : r.twins) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of tools/check_protocol_rules.py on small synthetic projects.
 
-Each test writes a checker source, an emulator source, a twin test file (and sometimes a second test
+Each test writes a checker source, an emulator source (both report in the checker's format), a twin test file (and sometimes a second test
 file) into a temporary folder, with a rules table as JSON, then changes one thing the way a real edit
 would (a renamed case, a new rule id, a twin moved to the wrong rule, a case commented out, a reason
 dropped) and asserts that the check concerned fails, naming it. The real project is checked by the
@@ -36,11 +36,13 @@ void header() { m.s("protocol checker: ").s(v.rule); }
 '''
 
 EMULATOR = r'''
-static __device__ void fail_hazard(const char* hazard, const OpRecord& op) { printf("HAZARD: %s", hazard); }
+static __device__ void fail_hazard(const Hazard& h, const OpRecord& op) { report_found(h); }
 void ld() {
-  fail_hazard("tcgen05.ld of a column with a pending write: reading the accumulator "
-              "before the commit", op);
-  fail(kName, "a warp may only access the 32 lanes of its quadrant", field);
+  fail_hazard({"emu-ld-pending-write", "tcgen05.ld of a column with a pending write: reading the accumulator "
+               "before the commit", "PTX ISA 9.7.16.12.1", "wait"}, op);
+  fail_rule({"emu-ld-outside-quadrant", "a warp may only access the 32 lanes of its quadrant", "9.7.16.8.1", "x"},
+            "(lane field, warp)", field, warp);
+  fail(kName, "columns that were not allocated (emu-like text is no id)", column);
 }
 '''
 
@@ -53,8 +55,8 @@ const BrokenCase kBroken[] = {
     {"wrong_parity", Bug::kB, "protocol checker: deadlock: .*'full' \\[0\\]"},
     {"early_dealloc", Bug::kC, "protocol checker: dealloc-pending: .*"},
     {"peer_dealloc", Bug::kD, "protocol checker: dealloc-while-peer-issues: "},
-    {"plain_wait", Bug::kE, "tcgen05 emulator: HAZARD: tcgen05[.]ld of a column with a pending write"},
-    {"lanes_128_plus", Bug::kF, "tcgen05 emulator: tcgen05.ld: a warp may only access the 32 lanes of its quadrant"},
+    {"plain_wait", Bug::kE, "protocol checker: emu-ld-pending-write: tcgen05[.]ld of a column with a pending write"},
+    {"lanes_128_plus", Bug::kF, "protocol checker: emu-ld-outside-quadrant: .*a warp may only access the 32 lanes"},
 };
 INSTANTIATE_TEST_SUITE_P(Broken, Suite, ::testing::ValuesIn(kBroken),
                          [](const ::testing::TestParamInfo<BrokenCase>& i) { return std::string(i.param.name); });
@@ -72,18 +74,16 @@ T = "common/test/twins.cu"
 RULES = {
     "twin_files": [T],
     "rules": [
-        {"id": "barrier-uninitialised", "judge": "checker", "message": "", "ptx": "9.7.13.15.9",
+        {"id": "barrier-uninitialised", "judge": "checker", "ptx": "9.7.13.15.9",
          "no_twin_because": "", "twins": [{"file": T, "name": "uninitialised_wait"}]},
-        {"id": "deadlock", "judge": "checker", "message": "", "ptx": "9.7.13.15.16", "no_twin_because": "",
+        {"id": "deadlock", "judge": "checker", "ptx": "9.7.13.15.16", "no_twin_because": "",
          "twins": [{"file": T, "name": "wrong_parity"}]},
-        {"id": "dealloc-pending", "judge": "checker", "message": "", "ptx": "9.7.16.7.1", "no_twin_because": "",
+        {"id": "dealloc-pending", "judge": "checker", "ptx": "9.7.16.7.1", "no_twin_because": "",
          "twins": [{"file": T, "name": "early_dealloc"}]},
-        {"id": "dealloc-while-peer-issues", "judge": "checker", "message": "", "ptx": "9.7.16.7.1",
+        {"id": "dealloc-while-peer-issues", "judge": "checker", "ptx": "9.7.16.7.1",
          "no_twin_because": "", "twins": [{"file": T, "name": "peer_dealloc"}]},
-        {"id": "emu-ld-pending-write", "judge": "emulator", "message": "tcgen05.ld of a column with a pending write",
-         "ptx": "9.7.16.12.1", "no_twin_because": "", "twins": [{"file": T, "name": "plain_wait"}]},
-        {"id": "emu-ld-outside-quadrant", "judge": "emulator",
-         "message": "a warp may only access the 32 lanes of its quadrant", "ptx": "9.7.16.8.1",
+        {"id": "emu-ld-pending-write", "judge": "emulator", "ptx": "9.7.16.12.1", "no_twin_because": "", "twins": [{"file": T, "name": "plain_wait"}]},
+        {"id": "emu-ld-outside-quadrant", "judge": "emulator", "ptx": "9.7.16.8.1",
          "no_twin_because": "", "twins": [{"file": T, "name": "lanes_128_plus"}]},
     ],
 }
@@ -139,6 +139,10 @@ class CheckProtocolRules(unittest.TestCase):
         self.edit("common/protocol/checker.cuh", 'v.what = "a wait', 'o.rule = "waiter-behind";\n  v.what = "a wait')
         self.assert_fails("ids", "'waiter-behind'", "not in the table")
 
+    def test_rules_in_the_checker_folders_below_are_read(self):
+        self.files["common/protocol/hooks/extra.cuh"] = 'void on_x() { Violation v; v.rule = "hook-rule"; }\n'
+        self.assert_fails("ids", "'hook-rule' (", "hooks/extra.cuh", "not in the table")
+
     def test_table_entry_the_checker_never_reports(self):
         self.edit("common/protocol/checker.cuh", '"protocol checker: deadlock: ', '"protocol checker: stuck: ')
         self.assert_fails("ids", "'deadlock' is in the table but the checker's sources never report it",
@@ -153,17 +157,18 @@ class CheckProtocolRules(unittest.TestCase):
         self.assert_fails("ids", "no literal")
 
     def test_emulator_hazard_not_in_the_table(self):
-        self.edit("common/emu/emu.cuh", "fail(kName,", 'fail_hazard("dealloc of columns with pending work", op);\n'
+        self.edit("common/emu/emu.cuh", "fail(kName,", 'fail_hazard({"emu-dealloc-busy", "dealloc", "x", "y"}, op);\n'
                   "  fail(kName,")
-        self.assert_fails("ids", "dealloc of columns with pending work", "matched by 0 entries")
+        self.assert_fails("ids", "'emu-dealloc-busy'", "reported by the emulator but not in the table")
 
-    def test_emulator_entry_whose_message_is_no_longer_printed(self):
-        self.edit("common/emu/emu.cuh", "a warp may only access", "a warp accesses only")
-        self.assert_fails("ids", "'emu-ld-outside-quadrant': the emulator prints no message")
+    def test_emulator_entry_no_longer_reported(self):
+        self.edit("common/emu/emu.cuh", '{"emu-ld-outside-quadrant",', '{"emu-ld-outside-its-quadrant",')
+        self.assert_fails("ids", "'emu-ld-outside-quadrant' is in the table but the emulator's sources never report it",
+                          "'emu-ld-outside-its-quadrant'")
 
-    def test_emulator_message_matched_by_two_entries(self):
-        self.rule("emu-ld-outside-quadrant")["message"] = "tcgen05.ld of a column"
-        self.assert_fails("ids", "matched by 2 entries")
+    def test_rule_reported_by_the_other_judge(self):
+        self.rule("emu-ld-pending-write")["judge"] = "checker"
+        self.assert_fails("ids", "'emu-ld-pending-write'", "reported by the emulator but its entry says the checker")
 
     # ---- twins ----------------------------------------------------------------------------------------
 
@@ -187,8 +192,8 @@ class CheckProtocolRules(unittest.TestCase):
                           "'protocol checker: dealloc-pending:'")
 
     def test_twin_expecting_the_wrong_emulator_message(self):
-        self.edit(T, "HAZARD: tcgen05[.]ld of a column with a pending write", "HAZARD: tcgen05.ld of a pending column")
-        self.assert_fails("twins", "'emu-ld-pending-write': its twin plain_wait")
+        self.edit(T, "protocol checker: emu-ld-pending-write: tcgen05[.]ld", "tcgen05 emulator: HAZARD: tcgen05[.]ld")
+        self.assert_fails("twins", "'emu-ld-pending-write': its twin plain_wait", "does not expect")
 
     def test_twin_named_by_two_rules(self):
         self.rule("deadlock")["twins"].append({"file": T, "name": "uninitialised_wait"})

@@ -161,42 +161,68 @@ __device__ __forceinline__ bool stopped_warp(int workers) {
 
 static __device__ const char* op_name(uint32_t kind) { return kind == kOpMma ? "tcgen05.mma" : "tcgen05.cp"; }
 
-// A protocol hazard: what went wrong, the operation it concerns, where the emulator found it, and
-// how far the issuer's work had been observed complete (printed once, by the thread that found it).
+// A protocol hazard: a rule of common/protocol/rules.h (its id, what went wrong, its PTX ISA section,
+// the fix), the operation it concerns, where the emulator found it, and how far the issuer's work had
+// been observed complete. Reported in the protocol checker's format, through its delivery (trap, or
+// report mode), by the thread that found it: the checker and the emulator are one judge.
 struct Site {
   const char* what;  // "the wait on barrier", "tcgen05.ld", ...
   const char* name;  // the barrier's name, or ""
   int index;         // the barrier's index, or -1
 };
-static __device__ __noinline__ void fail_hazard(const char* hazard, const OpRecord& op, uint32_t rank, Site site,
-                                                uint32_t observed, const char* advice) {
+struct Hazard {
+  const char* rule;     // the rule's id in common/protocol/rules.h ("emu-...")
+  const char* what;     // one sentence
+  const char* section;  // the PTX ISA section it comes from
+  const char* fix;      // what makes it right
+};
 #if GEMM_PROTOCOL_ACTIVE
-  if (protocol::dev::enabled()) {
-    if (threadIdx.x % 32 == uint32_t(__ffs(__activemask()) - 1)) {
-      protocol::dev::Msg m;
-      m.s("tcgen05 emulator: HAZARD: ").s(hazard).s(": ").s(op_name(op.kind)).s(" #").u(op.seq).s(" (k-step ")
-          .u(op.step).s(", TMEM column ").u(op.column).s(") of CTA rank ").u(rank).s("; found at ").s(site.what);
-      if (site.index >= 0) m.s(" '").s(site.name).s("' [").i(site.index).s("]");
-      m.s(" (block ").u(blockIdx.x).s(",").u(blockIdx.y).s(",").u(blockIdx.z).s(" thread ").u(threadIdx.x)
-          .s("); operations observed complete so far: up to #").u(observed).s(". ").s(advice);
-      protocol::dev::report_text(m);
-    }
-    return;
-  }
+// The violation of rule `h` by the calling warp, as the checker's messages name it.
+__device__ inline protocol::dev::Violation hazard_violation(const Hazard& h) {
+  protocol::dev::Violation v;
+  v.rule = h.rule;
+  v.what = h.what;
+  v.section = h.section;
+  v.fix = h.fix;
+  v.rank = int(cluster_ctarank());
+  v.warp = int(warp_index());
+  return v;
+}
 #endif
-  if (threadIdx.x % 32 == uint32_t(__ffs(__activemask()) - 1)) {  // one message per warp
-    if (site.index >= 0)
-      printf("tcgen05 emulator: HAZARD: %s: %s #%u (k-step %u, TMEM column %u) of CTA rank %u; found at %s '%s' [%d] "
-             "(block %d,%d,%d thread %d); operations observed complete so far: up to #%u. %s\n",
-             hazard, op_name(op.kind), op.seq, op.step, op.column, rank, site.what, site.name, site.index, blockIdx.x,
-             blockIdx.y, blockIdx.z, threadIdx.x, observed, advice);
-    else
-      printf("tcgen05 emulator: HAZARD: %s: %s #%u (k-step %u, TMEM column %u) of CTA rank %u; found at %s "
-             "(block %d,%d,%d thread %d); operations observed complete so far: up to #%u. %s\n",
-             hazard, op_name(op.kind), op.seq, op.step, op.column, rank, site.what, blockIdx.x, blockIdx.y, blockIdx.z,
-             threadIdx.x, observed, advice);
-  }
+static __device__ __noinline__ void fail_hazard(const Hazard& h, const OpRecord& op, uint32_t rank, Site site,
+                                                uint32_t observed) {
+  if (threadIdx.x % 32 != uint32_t(__ffs(__activemask()) - 1)) return;  // one message per warp
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::Msg found;
+  found.s("found: ").s(op_name(op.kind)).s(" #").u(op.seq).s(" (k-step ").u(op.step).s(", TMEM column ").u(op.column)
+      .s(") of CTA rank ").u(rank).s(", at ").s(site.what);
+  if (site.index >= 0) found.s(" '").s(site.name).s("' [").i(site.index).s("]");
+  found.s("; operations observed complete so far: up to #").u(observed);
+  protocol::dev::Violation v = hazard_violation(h);
+  v.extra = found.buf;
+  protocol::dev::report_found(v);
+#else
+  printf("protocol checker: %s: %s\n  by: warp %u (block %d,%d,%d)\n  found: %s #%u (k-step %u, TMEM column %u) of CTA "
+         "rank %u, at %s; operations observed complete so far: up to #%u\n  rule: %s\n  fix: %s\n",
+         h.rule, h.what, warp_index(), blockIdx.x, blockIdx.y, blockIdx.z, op_name(op.kind), op.seq, op.step,
+         op.column, rank, site.what, observed, h.section, h.fix);
   __trap();
+#endif
+}
+// A protocol rule broken by one instruction's operands, with the two numbers it names.
+static __device__ __noinline__ void fail_rule(const Hazard& h, const char* numbers, uint32_t a, uint32_t b) {
+  if (threadIdx.x % 32 != uint32_t(__ffs(__activemask()) - 1)) return;  // one message per warp
+#if GEMM_PROTOCOL_ACTIVE
+  protocol::dev::Violation v = hazard_violation(h);
+  v.numbers = numbers;
+  v.a = a;
+  v.b = b;
+  protocol::dev::report_found(v);
+#else
+  printf("protocol checker: %s: %s\n  by: warp %u (block %d,%d,%d)\n  %s %u, %u\n  rule: %s\n  fix: %s\n", h.rule, h.what,
+         warp_index(), blockIdx.x, blockIdx.y, blockIdx.z, numbers, a, b, h.section, h.fix);
+  __trap();
+#endif
 }
 
 // ---- This CTA's identity and records --------------------------------------------------------------
@@ -530,11 +556,14 @@ __device__ inline void mark_writes(const char* instruction, CtaRecord& rec, uint
         const CtaRecord& owner = g_state.records[vload(cs.issuer)];
         OpRecord op = load_op(owner.log[reader % kLogCapacity]);
         op.column = c;
-        fail_hazard("tcgen05.cp overwrites scale-factor columns that an issued mma still reads, before a commit "
-                    "covering that mma was observed (strict mode)", op, rec.rank, Site{"tcgen05.cp", "", -1},
-                    visible_of(vload(cs.issuer)),
-                    "The PTX ISA orders cp before a later mma, not an mma before a later cp: give each pipeline stage "
-                    "its own scale-factor columns, or refill them only after waiting for the mma's commit.");
+        fail_hazard({"emu-cp-overwrites-scales",
+                     "tcgen05.cp overwrites scale-factor columns that an issued mma still reads, before a commit "
+                     "covering that mma was observed (strict mode)",
+                     "PTX ISA 9.7.16.6.2 (pipelined tcgen05 instructions): cp is ordered before a later mma, not an "
+                     "mma before a later cp",
+                     "give each pipeline stage its own scale-factor columns, or refill them only after waiting for "
+                     "the mma's commit"},
+                    op, rec.rank, Site{"tcgen05.cp", "", -1}, visible_of(vload(cs.issuer)));
       }
     }
     vstore(cs.issuer, me);
@@ -749,21 +778,26 @@ __device__ inline void verify_operands(const CtaRecord& rec, const CtaRecord& is
   for (uint32_t s = from + 1; s <= to; ++s) {
     const OpRecord op = load_op(issuer.log[s % kLogCapacity]);
     if (op.seq != s) fail("tcgen05 emulator", "an operation's log entry was overwritten before it was verified (seq)", s);
-    const char* advice =
-        "It was issued before its data landed (wait on the stage's full barrier first), or its buffer was refilled "
-        "before a tcgen05.commit covering it was waited for (through wait_commit).";
+    // Issued before its data landed, or its buffer refilled before a commit covering it was waited for.
+    const auto changed = [](const char* what) {
+      return Hazard{"emu-operand-changed", what,
+                    "PTX ISA 9.7.16.6.4 (tcgen05.fence) and 9.7.16.12.1 (tcgen05.commit): an operand stays unchanged "
+                    "from the issue until the commit covering the operation is observed",
+                    "wait on the stage's full barrier before issuing, and refill a buffer only after waiting (through "
+                    "wait_commit) for a commit covering its last reader"};
+    };
     if (op.kind == kOpMma) {
       const tcgen05::SmemDescriptor a = tcgen05::decode_smem_descriptor(op.desc[0]);
       const tcgen05::SmemDescriptor b = tcgen05::decode_smem_descriptor(op.desc[1]);
       if (hash_operand_rows(a, rec.rank, 0, 128, 1) != op.fp[v][0])
-        fail_hazard("operand A changed in shared memory between issue and completion", op, rec.rank, site, from, advice);
+        fail_hazard(changed("operand A changed in shared memory between issue and completion"), op, rec.rank, site, from);
       if (hash_operand_rows(b, rec.rank, 0, op.n / op.cta_group, 1) != op.fp[v][1])
-        fail_hazard("operand B changed in shared memory between issue and completion", op, rec.rank, site, from, advice);
+        fail_hazard(changed("operand B changed in shared memory between issue and completion"), op, rec.rank, site, from);
     } else {
       const tcgen05::SmemDescriptor d = tcgen05::decode_smem_descriptor(op.desc[0]);
       if (hash_cp_rows(d, rec.rank, 0, 1) != op.fp[v][0])
-        fail_hazard("scale-factor source (SF) changed in shared memory between issue and completion", op, rec.rank, site,
-                    from, advice);
+        fail_hazard(changed("scale-factor source (SF) changed in shared memory between issue and completion"), op,
+                    rec.rank, site, from);
     }
   }
 }
@@ -815,8 +849,12 @@ __device__ inline void ld_32x32b(uint32_t taddr, uint32_t (&r)[N]) {
   const uint32_t field = tcgen05::tmem_lane(taddr), column = tcgen05::tmem_column(taddr), quadrant = 32 * (warp % 4);
   const bool odd_of_pair = rec.cta_group == 2 && (rec.rank & 1);
   if (field != quadrant && !(odd_of_pair && field == 128 + quadrant))
-    fail(kName, "a warp may only access the 32 lanes of its quadrant: lane field must be 32 * (warp % 4) (+ 128 in "
-                "the odd CTA of a pair) (lane field, warp)", field, warp);
+    fail_rule({"emu-ld-outside-quadrant",
+               "tcgen05.ld outside its warp's quadrant: a warp may only access the 32 lanes of its quadrant",
+               "PTX ISA 9.7.16.8.1 (Tensor Memory access restrictions): warp w of a warpgroup accesses lanes "
+               "32 * (w % 4) to 32 * (w % 4) + 31",
+               "use lane field 32 * (warp % 4) (+ 128 in the odd CTA of a pair)"},
+              "(lane field, warp)", field, warp);
   const uint32_t sm = rec.sm;
   check_allocated(kName, sm, column, N);
 #pragma unroll
@@ -834,10 +872,14 @@ __device__ inline void ld_32x32b(uint32_t taddr, uint32_t (&r)[N]) {
   if (bad && lane == uint32_t(__ffs(bad) - 1)) {
     OpRecord op = load_op(g_state.records[issuer].log[pending % kLogCapacity]);
     op.column = column + lane;
-    fail_hazard("tcgen05.ld of a column with a pending write: reading the accumulator before the commit covering it "
-                "was waited for", op, rec.rank, Site{"tcgen05.ld", "", -1}, visible_of(issuer),
-                "Wait (through wait_commit) on the barrier that the commit after the last MMA arrives on, then "
-                "tcgen05.fence::after_thread_sync, then tcgen05.ld.");
+    fail_hazard({"emu-ld-pending-write",
+                 "tcgen05.ld of a column with a pending write: reading the accumulator before the commit covering it "
+                 "was waited for",
+                 "PTX ISA 9.7.16.12.1 (tcgen05.commit): an mma's results are readable once the commit after it is "
+                 "observed complete",
+                 "wait (through wait_commit) on the barrier that the commit after the last mma arrives on, then "
+                 "tcgen05.fence::after_thread_sync, then tcgen05.ld"},
+                op, rec.rank, Site{"tcgen05.ld", "", -1}, visible_of(issuer));
   }
   __syncwarp();
 }
@@ -855,9 +897,11 @@ __device__ inline void dealloc(uint32_t taddr, uint32_t ncols, int cta_group) {
     fail(kName, "not an allocation's address and size", taddr, ncols);
   if (vload(rec.issuer_warp) && vload(rec.issued) > vload(rec.committed)) {
     OpRecord op = load_op(rec.log[vload(rec.issued) % kLogCapacity]);
-    fail_hazard("the kernel ends with work never committed (no tcgen05.commit after the last operation)", op, rec.rank,
-                Site{"tcgen05.dealloc", "", -1}, vload(rec.visible),
-                "Commit after the last mma/cp and wait for that commit before reading or deallocating.");
+    fail_hazard({"emu-uncommitted-at-dealloc",
+                 "the kernel ends with work never committed (no tcgen05.commit after the last operation)",
+                 "PTX ISA 9.7.16.12.1 (tcgen05.commit): completion of tcgen05.mma/cp is tracked only through a commit",
+                 "commit after the last mma or cp, and wait for that commit before reading or deallocating"},
+                op, rec.rank, Site{"tcgen05.dealloc", "", -1}, vload(rec.visible));
   }
   if (column + ncols <= uint32_t(tcgen05::kTmemColumns))
     for (uint32_t c = column; c < column + ncols; ++c) {
@@ -867,10 +911,11 @@ __device__ inline void dealloc(uint32_t taddr, uint32_t ncols, int cta_group) {
       if (w > visible || rd > visible) {
         OpRecord op = load_op(g_state.records[issuer].log[(w > visible ? w : rd) % kLogCapacity]);
         op.column = c;
-        fail_hazard("dealloc of Tensor Memory columns with pending work", op, rec.rank, Site{"tcgen05.dealloc", "", -1},
-                    visible,
-                    "Wait (through wait_commit) for the commit covering the last operation on these columns, and "
-                    "synchronise the pair, before tcgen05.dealloc.");
+        fail_hazard({"emu-dealloc-pending", "dealloc of Tensor Memory columns with pending work",
+                     "PTX ISA 9.7.16.7.1 (tcgen05.dealloc): columns are deallocated after all their accesses completed",
+                     "wait (through wait_commit) for the commit covering the last operation on these columns, and "
+                     "synchronise the pair, before tcgen05.dealloc"},
+                    op, rec.rank, Site{"tcgen05.dealloc", "", -1}, visible);
       }
     }
   {  // teardown: this CTA's operands of everything issued must still be intact

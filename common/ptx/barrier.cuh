@@ -11,7 +11,7 @@
 // (PTX ISA 9.7.16.6.3 counts barrier instructions among the execution-ordering operations the tcgen05
 // fences compose with).
 //
-// The protocol checker (common/protocol/checker_sync.cuh) records each warp's arrival: the hand-off
+// The protocol checker (common/protocol/hooks/named.cuh) records each warp's arrival: the hand-off
 // is then visible to it, and a warp waiting at the barrier counts for deadlock detection. Where the
 // checker runs, a warp in bar.sync waits for its generation in the checker first and issues the
 // instruction once every participant has arrived; elsewhere each wrapper is the instruction alone.

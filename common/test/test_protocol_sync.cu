@@ -1,4 +1,4 @@
-// The protocol checker's records of what kernels written elsewhere use (common/protocol/checker_sync.cuh):
+// The protocol checker's records of what kernels written elsewhere use (common/protocol/hooks/named.cuh, copies.cuh, tensor_memory.cuh):
 // named barriers, an arrive.expect_tx on the peer CTA's barrier, 1-D bulk copies multicast into both
 // CTAs of a pair, and the pair's 1-D tensor copies completing on the leader's barrier (.cta_group::2). Each small kernel moves known bytes, so its correct twin is checked bit for bit and
 // must be silent; each broken twin breaks one rule and must be reported, with that rule's message, in

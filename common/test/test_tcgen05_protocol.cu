@@ -475,18 +475,18 @@ const BrokenCase kBroken[] = {
      "protocol checker: ld-before-commit: .*\\(epilogue\\) of CTA rank 0.*by the tensor core of CTA rank 0 "
      "\\(tcgen05.mma/cp\\).*this warp has seen\\) [0-9]+, [1-9]"},
     {"4_single_buffered_scale_columns", 1, Bug::kSingleSfColumns, 1,
-     "HAZARD: tcgen05.cp overwrites scale-factor columns that an issued mma still reads.*strict mode.*"
-     "tcgen05.mma #[0-9]+ \\(k-step 0,"},
+     "protocol checker: emu-cp-overwrites-scales: tcgen05.cp overwrites scale-factor columns that an issued mma "
+     "still reads.*strict mode.*found: tcgen05.mma #[0-9]+ \\(k-step 0,"},
     {"5_pair_odd_cta_reads_without_waiting", 2, Bug::kFollowerNoWait, 1,
      "protocol checker: ld-before-commit: .*\\(epilogue\\) of CTA rank 1.*by the tensor core of CTA rank 0"},
     {"plain_wait_on_a_commit_barrier", 1, Bug::kPlainWaitOnAccFull, 1,
-     "tcgen05 emulator: HAZARD: tcgen05.ld of a column with a pending write"},
+     "protocol checker: emu-ld-pending-write: tcgen05.ld of a column with a pending write"},
     {"work_never_committed", 1, Bug::kNoFinalCommit, 1,
      "protocol checker: work-never-committed: .*warp 2 \\(epilogue\\)"},
     {"dealloc_with_pending_work", 1, Bug::kDeallocPending, 1,
      "protocol checker: dealloc-pending: .*warp 2 \\(epilogue\\).*earlier write not visible: by the tensor core"},
     {"even_cta_reads_lanes_128_plus", 2, Bug::kEvenCtaLaneOffset, 1,
-     "tcgen05 emulator: tcgen05.ld: a warp may only access the 32 lanes of its quadrant"},
+     "protocol checker: emu-ld-outside-quadrant: .*a warp may only access the 32 lanes of its quadrant"},
     {"mma_issued_without_fence_after_wait", 1, Bug::kNoFenceAfterWait, 1,
      // The first k-tile whose operands are read unfenced: 0, or 1 where a lane of the MMA warp recorded
      // its fence after the first wait on 'acc_empty' once another lane had passed the wait on 'full' [0]
@@ -608,6 +608,49 @@ TEST_P(GpuTcgen05ProtocolDeathTest, TrapsWithItsMessage) {
 
 INSTANTIATE_TEST_SUITE_P(Broken, GpuTcgen05ProtocolDeathTest, ::testing::ValuesIn(kBroken),
                          [](const ::testing::TestParamInfo<BrokenCase>& i) { return std::string(i.param.name); });
+
+// The emulator alone, the checker off: the pipelines whose hazard its own bookkeeping sees must still
+// trap, each with its rule of the one table (common/protocol/rules.h, the emu- rows) in the checker's
+// format. This is the second net under the checker, and what reaches the emu- rules that the checker
+// reports first under its own rules (docs/emulator.md, "What traps").
+struct EmulatorCase {
+  const char* name;
+  int cta_group;
+  Bug bug;
+  const char* message;  // a regular expression the trap message must match
+};
+
+const EmulatorCase kEmulatorAlone[] = {
+    {"mma_issued_before_its_data_landed", 1, Bug::kMmaIgnoresFull,
+     "protocol checker: emu-operand-changed: scale-factor source \\(SF\\) changed(.|\n)*found: tcgen05.cp #1 "},
+    {"slot_refilled_after_a_plain_arrive", 1, Bug::kPlainArriveOnEmpty, "protocol checker: emu-operand-changed: "},
+    {"accumulator_read_without_waiting", 1, Bug::kEpilogueNoWait,
+     "protocol checker: emu-ld-pending-write: (.|\n)*found: tcgen05.mma #[0-9]+ \\(k-step [0-9]+, TMEM column "
+     "[0-9]+\\) of CTA rank 0, at tcgen05.ld"},
+    {"accumulator_read_after_an_earlier_commit", 1, Bug::kEpilogueEarlyBarrier, "protocol checker: emu-ld-pending-write: "},
+    {"pair_odd_cta_reads_without_waiting", 2, Bug::kFollowerNoWait,
+     "protocol checker: emu-ld-pending-write: (.|\n)*of CTA rank 1, at tcgen05.ld"},
+    {"work_never_committed", 1, Bug::kNoFinalCommit, "protocol checker: emu-uncommitted-at-dealloc: "},
+    {"dealloc_with_pending_work", 1, Bug::kDeallocPending, "protocol checker: emu-dealloc-pending: "},
+};
+
+class GpuTcgen05EmulatorAloneDeathTest : public ::testing::TestWithParam<EmulatorCase> {};
+
+TEST_P(GpuTcgen05EmulatorAloneDeathTest, TrapsWithItsRule) {
+  GEMM_REQUIRE_GPU();
+  if (gpu_info().tcgen05_native()) GTEST_SKIP() << "the emulator runs only on Hopper";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const EmulatorCase c = GetParam();
+  auto run = [&] {
+    protocol::set_mode(protocol::kOff);  // in the child only: the death test's process
+    if (c.cta_group == 1) run_broken_and_exit<1>(c.bug, 1);
+    run_broken_and_exit<2>(c.bug, 1);
+  };
+  EXPECT_EXIT(run(), ::testing::ExitedWithCode(testing::kKernelFailedExit), c.message);
+}
+
+INSTANTIATE_TEST_SUITE_P(EmulatorAlone, GpuTcgen05EmulatorAloneDeathTest, ::testing::ValuesIn(kEmulatorAlone),
+                         [](const ::testing::TestParamInfo<EmulatorCase>& i) { return std::string(i.param.name); });
 
 // Not run by default: runs the broken kernel GEMM_TRAP_CASE=<name> in this process, so its trap
 // message can be read (docs/protocol_checker.md lists them):
