@@ -976,31 +976,40 @@ __device__ inline void commit(uint64_t* bar, uint16_t cta_mask, int cta_group) {
 
 // ---- TMA with .cta_group::2 --------------------------------------------------------------------------------
 
-// A plain TMA into this CTA's shared memory completing on a private barrier, a wait, then the
-// bytes are reported to the leader CTA's barrier (mbarrier.complete_tx on a peer CTA's barrier
-// exists on sm_90: PTX ISA 9.1, 9.7.13.15.12). The issuing thread blocks until its copy has landed.
-__device__ inline void tma_load_3d_cta_group2(void* dst, const CUtensorMap* map, int x, int y, int z, uint64_t* bar,
-                                              uint32_t bytes) {
+// A TMA with .cta_group::2 (kRank 1 or 3 coordinates, unused ones 0): a plain TMA into this CTA's
+// shared memory completing on a private barrier, a wait, then the bytes are reported to the leader
+// CTA's barrier (mbarrier.complete_tx on a peer CTA's barrier exists on sm_90: PTX ISA 9.1,
+// 9.7.13.15.12). The issuing thread blocks until its copy has landed.
+template <int kRank>
+__device__ inline void tma_load_cta_group2(void* dst, const CUtensorMap* map, int x, int y, int z, uint64_t* bar,
+                                           uint32_t bytes) {
+  static_assert(kRank == 1 || kRank == 3, "the wrappers issue 1-D and 3-D copies");
   if (stopped()) return;
   __shared__ uint64_t private_bar;  // one per CTA: one issuing thread at a time
   // The emulator's own barrier: raw instructions, which the protocol checker does not see (it sees
   // this copy as the wrapper recorded it: bytes completing on the leader's barrier).
-  const uint32_t pb = uint32_t(__cvta_generic_to_shared(&private_bar));
+  const uint32_t pb = uint32_t(__cvta_generic_to_shared(&private_bar)), to = uint32_t(__cvta_generic_to_shared(dst));
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(pb) : "memory");
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(pb), "r"(bytes) : "memory");
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
-      ::"r"(uint32_t(__cvta_generic_to_shared(dst))), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z),
-      "r"(pb)
-      : "memory");
+  if constexpr (kRank == 1) {
+    (void)y, (void)z;
+    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];"
+                 ::"r"(to), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(pb)
+                 : "memory");
+  } else {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+        ::"r"(to), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(pb)
+        : "memory");
+  }
   const unsigned long long start = ptx::global_timer_ns();
   while (!ptx::mbarrier_try_wait_parity(&private_bar, 0))
     if (ptx::global_timer_ns() - start > g_state.options->timeout_ns) {
       fail("tma cta_group::2 (emulated)", "the copy did not land before the deadline");
       return;
     }
-  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(uint32_t(__cvta_generic_to_shared(&private_bar))) : "memory");
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(pb) : "memory");
   fence_acq_rel_cluster();
   const uint32_t leader = map_to_rank(uint32_t(__cvta_generic_to_shared(bar)), cluster_ctarank() & ~1u);
   asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" ::"r"(leader), "r"(bytes) : "memory");

@@ -87,7 +87,7 @@ struct Barrier {
   alignas(16) uint32_t done_vc[kClockWords];
 };
 
-// A named barrier (bar.sync / bar.arrive id, count; common/protocol/checker_sync.cuh). Arrivals count
+// A named barrier (bar.sync / bar.arrive id, count; common/protocol/hooks/named.cuh). Arrivals count
 // threads, a warp at a time (the ISA counts a whole warp whatever its active lanes); a generation
 // completes when `count` threads have arrived. done_vc is the join of every completed generation's
 // arrivals: a warp that learns it late may learn more than its own generation published, which can

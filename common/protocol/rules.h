@@ -194,9 +194,7 @@ inline constexpr Rule kRules[] = {
      {{kTcgen05Twins, "producer_exits_before_the_last_commits"}}, ""},
     {"named-barrier-operands", Judge::kChecker,
      "`bar.sync`/`bar.arrive` with an id outside 0-15 or a thread count that is not a positive multiple of 32",
-     "9.7.13.1", "", {},
-     "a misuse the wrapper's callers cannot make by accident: every caller passes constants, so the check guards "
-     "against a typo, not a protocol mistake"},
+     "9.7.13.1", "", {{kSyncTwins, "named_barrier_counts_part_of_a_warp", "80 threads named: not whole warps"}}, ""},
 
     // ---- What the checker cannot judge -------------------------------------------------------------------
     {"unseen-completion", Judge::kChecker,

@@ -487,7 +487,7 @@ __device__ __forceinline__ void tma_load_3d_cta_group2(void* dst, const CUtensor
       ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(leader_bar)
       : "memory");
 #else
-  emu::tma_load_3d_cta_group2(dst, map, x, y, z, bar, bytes);
+  emu::tma_load_cta_group2<3>(dst, map, x, y, z, bar, bytes);
 #endif
 }
 
@@ -512,29 +512,7 @@ __device__ __forceinline__ void tma_load_1d_cta_group2(void* dst, const CUtensor
       ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(leader_bar)
       : "memory");
 #else
-  // Hopper has no .cta_group::2: as emu::tma_load_3d_cta_group2 does for the 3-D copy, the bytes land
-  // on a barrier of this CTA's own, the issuing thread waits for them, then completes them on the
-  // leader's barrier (mbarrier.complete_tx on a peer CTA's barrier exists on sm_90: PTX ISA 9.1,
-  // 9.7.13.15.12). The protocol checker sees the copy only as recorded above.
-  __shared__ uint64_t private_bar;  // one per CTA: one issuing thread at a time
-  const uint32_t pb = smem_addr(&private_bar);
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(pb) : "memory");
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(pb), "r"(bytes) : "memory");
-  asm volatile(
-      "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2}], [%3];"
-      ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(pb)
-      : "memory");
-  const unsigned long long start = global_timer_ns();
-  while (!mbarrier_try_wait_parity(&private_bar, 0))
-    if (global_timer_ns() - start > wait_timeout_ns()) {
-      emu::fail("tma 1-D cta_group::2 (emulated)", "the copy did not land before the deadline");
-      return;
-    }
-  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(pb) : "memory");
-  fence_acq_rel_cluster();
-  const uint32_t leader = map_to_rank(smem_addr(bar), cluster_ctarank() & ~1u);
-  asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" ::"r"(leader), "r"(bytes) : "memory");
+  emu::tma_load_cta_group2<1>(dst, map, x, 0, 0, bar, bytes);
 #endif
 }
 

@@ -59,11 +59,13 @@ enum class HandoffBug : int {
   kNone,
   kReleaseBeforeLoadsFinished,  // the epilogue arrives before tcgen05.wait::ld and the fence
   kCountsAThirdWarp,            // both warps name 96 threads where only 64 come: a deadlock
+  kCountsPartOfAWarp,           // both warps name 80 threads: barriers count whole warps
 };
 
 constexpr uint32_t kHandoffBarrier = 1;  // the named barrier (0 is __syncthreads')
 constexpr uint32_t kHandoffThreads = 64;  // the two warps
 constexpr uint32_t kHandoffWrongThreads = 96;
+constexpr uint32_t kHandoffPartialWarpThreads = 80;  // not a multiple of the warp size
 constexpr uint32_t kAtomBytes = 512;      // one tcgen05.cp 32x128b atom: 32 rows of 16 bytes
 constexpr uint32_t kTmemColumns = 32;     // the smallest allocation
 constexpr uint32_t kEpilogueQuadrant = 1;  // warp 1 reads lanes 32-63
@@ -78,7 +80,9 @@ __global__ void __launch_bounds__(64) handoff_kernel(const uint8_t* src, uint32_
   ProtocolScope protocol_scope;
   __shared__ HandoffSmem s;
   const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const uint32_t threads = bug == HandoffBug::kCountsAThirdWarp ? kHandoffWrongThreads : kHandoffThreads;
+  const uint32_t threads = bug == HandoffBug::kCountsAThirdWarp     ? kHandoffWrongThreads
+                           : bug == HandoffBug::kCountsPartOfAWarp ? kHandoffPartialWarpThreads
+                                                                   : kHandoffThreads;
   if (threadIdx.x == 0) {
     mbarrier_init(&s.full, 1, "full", 0);
     mbarrier_init(&s.done, 1, "done", 0);
@@ -302,6 +306,8 @@ const SyncCase kSyncCases[] = {
      PairBug::kNone,
      "protocol checker: deadlock: .*32 threads of CTA rank 0 wait at named barrier 1 \\(bar.sync 1, 96\\), 64 of 96 "
      "threads arrived; warps 0 \\(mma\\)"},
+    {"named_barrier_counts_part_of_a_warp", HandoffBug::kCountsPartOfAWarp, PairKernel::kPeerExpectTx, PairBug::kNone,
+     "protocol checker: named-barrier-operands: .*\\(barrier id, thread count\\) 1, 80"},
     {"peer_announces_its_bytes_on_its_own_barrier", HandoffBug::kNone, PairKernel::kPeerExpectTx,
      PairBug::kPeerAnnouncesOnItsOwnBarrier,
      "protocol checker: deadlock: .*barrier 'full' \\[0\\] of CTA rank 0, current phase 0 \\(parity 0\\): 1 of 2 "
