@@ -10,7 +10,9 @@
 
 #include "common/gemm_api.h"
 #include "common/harness/gemm_tests.h"
+#include "common/kinds/mxfp8_gemm.h"
 #include "common/kinds/nvfp4_group_gemm.h"
+#include "common/kinds/svdquant_gemm.h"
 #include "common/harness/timing.h"
 
 namespace gemm {
@@ -37,8 +39,11 @@ void group_launch(const Nvfp4GroupGemmArgs& a, cudaStream_t) {
 constexpr StageOf kFp32Stage{"90_fp32", "a test stage", &fp32_launch};
 constexpr StageOf kGemvStage{"91_gemv", "a test stage", &gemv_launch, kUsesTcgen05};
 
-const Kind* const kKinds[] = {&KindOf<Fp32GemmArgs>::get(), &KindOf<Nvfp4GemmArgs>::get(),
-                              &KindOf<Nvfp4GemvArgs>::get(), &KindOf<Nvfp4GroupGemmArgs>::get()};
+// Every kind of common/kinds/: the rules below hold for each (the MXFP8 and SVDQuant GEMMs have no
+// stage yet; their own tests are test_mxfp8_kind.cpp and test_svdquant_kind.cpp).
+const Kind* const kKinds[] = {&KindOf<Fp32GemmArgs>::get(),       &KindOf<Nvfp4GemmArgs>::get(),
+                              &KindOf<Nvfp4GemvArgs>::get(),      &KindOf<Nvfp4GroupGemmArgs>::get(),
+                              &KindOf<Mxfp8GemmArgs>::get(),      &KindOf<SvdquantGemmArgs>::get()};
 
 TEST(Kinds, FollowFromTheLaunchersArgumentType) {
   EXPECT_STREQ(Launcher(&fp32_launch).kind().name(), "fp32_gemm");
