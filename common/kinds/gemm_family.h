@@ -203,4 +203,7 @@ AnyArgs placeholder_args(int N);
 const char* describe_inputs(Tier tier);
 double device_bytes(const Shape& s);
 double host_bytes(const Shape& s);
+// K's rule for every kind whose A and B are NVFP4 (the GEMM, the GEMV, the SVDQuant GEMM): a multiple
+// of 32, whole 16-byte chunks per row. "" where v obeys it (and for M and N, which have none here).
+std::string k_size_rule(char which, long long v);
 }  // namespace gemm::nvfp4

@@ -101,6 +101,11 @@ double device_bytes(const Shape& s) {
   return 0.5625 * (mk + nk) + 2 * mn;
 }
 double host_bytes(const Shape& s) { return device_bytes(s) + 4.0 * s.L * (double(s.M) + s.N) * s.K; }
+std::string k_size_rule(char which, long long v) {
+  if (which == 'k' && v % kNvfp4KMultiple != 0)
+    return "must be a multiple of 32 for an NVFP4 stage (each row of A and B is whole 16-byte chunks)";
+  return "";
+}
 
 }  // namespace nvfp4
 
@@ -116,11 +121,7 @@ class Nvfp4GemmKind final : public Kind {
   }
 
   void validate(const AnyArgs& a) const override { gemm::validate(a.as<Nvfp4GemmArgs>()); }
-  std::string size_rule(char which, long long v) const override {
-    if (which == 'k' && v % kNvfp4KMultiple != 0)
-      return "must be a multiple of 32 for an NVFP4 stage (each row of A and B is whole 16-byte chunks)";
-    return "";
-  }
+  std::string size_rule(char which, long long v) const override { return nvfp4::k_size_rule(which, v); }
   std::string size_help(char which) const override {
     if (which == 'l') return "batches, C[l] = A[l] * B[l]^T: 1 to 65535";
     return which == 'k' ? "1 or more, a multiple of 32 (NVFP4)" : "1 or more";

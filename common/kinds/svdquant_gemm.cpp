@@ -490,11 +490,7 @@ class SvdquantGemmKind final : public Kind {
   }
 
   void validate(const AnyArgs& a) const override { gemm::validate(a.as<SvdquantGemmArgs>()); }
-  std::string size_rule(char which, long long v) const override {
-    if (which == 'k' && v % kNvfp4KMultiple != 0)
-      return "must be a multiple of 32 for an NVFP4 stage (each row of A and B is whole 16-byte chunks)";
-    return "";
-  }
+  std::string size_rule(char which, long long v) const override { return nvfp4::k_size_rule(which, v); }
   std::string size_help(char which) const override {
     if (which == 'l') return "batches, every operand batched: 1 to 65535";
     return which == 'k' ? "1 or more, a multiple of 32 (NVFP4)" : "1 or more";
