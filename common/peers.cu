@@ -7,6 +7,7 @@
 
 #include "common/cuda_check.h"
 #include "common/formats.h"
+#include "common/mxfp8_quant.h"
 #include "common/sf_layout.h"
 
 namespace gemm {
@@ -29,8 +30,24 @@ cublasHandle_t handle() {
   return h;
 }
 
-// One thread per 16-value block: 8 payload bytes and one scale -> 16 values of type Out (BF16 or
-// FP16: payload x block scale is exact in both).
+// The block formats the dequantize kernel decodes: kValues values in kBytes payload bytes share one
+// scale byte, which sits at sf_offset(row, block, K, kValues) in the blocked layout (sf_layout.h).
+struct Nvfp4Blocks {  // packed E2M1 (element 2i in the low nibble of byte i), UE4M3 scales
+  static constexpr int kValues = kSfVector, kBytes = kSfVector / 2;
+  __device__ float scale(uint8_t code) const { return ue4m3_to_float(code); }
+  __device__ float value(const uint8_t* bytes, int i) const {
+    return e2m1_to_float(i % 2 ? e2m1_odd(bytes[i / 2]) : e2m1_even(bytes[i / 2]));
+  }
+};
+struct Mxfp8Blocks {  // one E4M3 or E5M2 byte per value, UE8M0 scales (docs/mxfp8.md)
+  static constexpr int kValues = kMxSfVector, kBytes = kMxSfVector;
+  Mxfp8Element element;
+  __device__ float scale(uint8_t code) const { return ue8m0_to_float(code); }
+  __device__ float value(const uint8_t* bytes, int i) const { return mx_decode(bytes[i], element); }
+};
+
+// The output element (BF16 or FP16: value x block scale is exact in both for NVFP4; for MXFP8 in BF16
+// within its range, see peers.h).
 template <class Out>
 __device__ __forceinline__ Out to_out(float x);
 template <>
@@ -38,37 +55,62 @@ __device__ __forceinline__ __nv_bfloat16 to_out<__nv_bfloat16>(float x) { return
 template <>
 __device__ __forceinline__ __half to_out<__half>(float x) { return __float2half_rn(x); }
 
-template <class Out>
+// One thread per scale block: its payload bytes and its scale -> kValues values of type Out. The
+// payload is read 8 bytes at a time (a block starts at a multiple of 8 bytes: the operands are
+// 16-byte aligned and K a multiple of 32) and written 16 bytes at a time.
+template <class Format, class Out>
 __global__ void dequantize_kernel(const uint8_t* __restrict__ data, const uint8_t* __restrict__ sf, int rows, int K,
-                                  int64_t blocks, Out* __restrict__ out) {
+                                  int64_t blocks, Format format, Out* __restrict__ out) {
+  constexpr int kValues = Format::kValues, kBytes = Format::kBytes;
   const int64_t b = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (b >= blocks) return;
-  const int64_t per_batch = int64_t(rows) * (K / kSfVector);
-  const int64_t l = b / per_batch, row = (b % per_batch) / (K / kSfVector), k16 = b % (K / kSfVector);
-  const float scale = ue4m3_to_float(sf[l * sf_batch_bytes(rows, K) + sf_offset(row, k16, K)]);
-  const uint2 packed = *reinterpret_cast<const uint2*>(data + b * 8);
-  const uint32_t words[2] = {packed.x, packed.y};
-  Out v[16];
-  for (int i = 0; i < 8; ++i) {
-    const uint8_t byte = uint8_t(words[i / 4] >> (8 * (i % 4)));
-    v[2 * i] = to_out<Out>(e2m1_to_float(e2m1_even(byte)) * scale);
-    v[2 * i + 1] = to_out<Out>(e2m1_to_float(e2m1_odd(byte)) * scale);
-  }
-  uint4* dst = reinterpret_cast<uint4*>(out + b * kSfVector);
-  dst[0] = *reinterpret_cast<const uint4*>(&v[0]);
-  dst[1] = *reinterpret_cast<const uint4*>(&v[8]);
+  const int64_t cols = K / kValues, per_batch = int64_t(rows) * cols;
+  const int64_t l = b / per_batch, row = (b % per_batch) / cols, col = b % cols;
+  const float scale = format.scale(sf[l * sf_batch_bytes(rows, K, kValues) + sf_offset(row, col, K, kValues)]);
+  uint2 payload[kBytes / 8];
+#pragma unroll
+  for (int i = 0; i < kBytes / 8; ++i) payload[i] = reinterpret_cast<const uint2*>(data + b * kBytes)[i];
+  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(payload);
+  alignas(16) Out v[kValues];
+#pragma unroll
+  for (int i = 0; i < kValues; ++i) v[i] = to_out<Out>(format.value(bytes, i) * scale);
+  uint4* dst = reinterpret_cast<uint4*>(out + b * kValues);
+#pragma unroll
+  for (int i = 0; i < int(kValues * sizeof(Out) / 16); ++i) dst[i] = reinterpret_cast<const uint4*>(v)[i];
 }
 
-template <class Out>
-void dequantize(const uint8_t* data, const uint8_t* sf, int rows, int K, int L, Out* out, cudaStream_t stream) {
-  const int64_t blocks = int64_t(rows) * (K / kSfVector) * L;
-  dequantize_kernel<Out><<<unsigned((blocks + 255) / 256), 256, 0, stream>>>(data, sf, rows, K, blocks, out);
+// rows x K x L values (batches back to back) with their scales (batch l's at l * sf_batch_bytes).
+template <class Out, class Format>
+void dequantize(const uint8_t* data, const uint8_t* sf, int rows, int K, int L, Format format, Out* out,
+                cudaStream_t stream) {
+  const int64_t blocks = int64_t(rows) * (K / Format::kValues) * L;
+  dequantize_kernel<Format, Out>
+      <<<unsigned((blocks + 255) / 256), 256, 0, stream>>>(data, sf, rows, K, blocks, format, out);
   CUDA_CHECK_LAUNCH();
 }
 
-void dequantize_bf16(const uint8_t* data, const uint8_t* sf, int rows, int K, int L, __nv_bfloat16* out,
-                     cudaStream_t stream) {
-  dequantize<__nv_bfloat16>(data, sf, rows, K, L, out, stream);
+// Both operands of a GEMM dequantized to BF16 into ws (grown as needed).
+template <class Format>
+void dequantize_operands(int M, int N, int K, int L, const uint8_t* A, const uint8_t* SFA, Format fa,
+                         const uint8_t* B, const uint8_t* SFB, Format fb, Bf16PeerWorkspace& ws, cudaStream_t stream) {
+  const size_t na = size_t(M) * K * L, nb = size_t(N) * K * L;
+  if (ws.a.size() < na) ws.a = DeviceBuffer<__nv_bfloat16>(na);
+  if (ws.b.size() < nb) ws.b = DeviceBuffer<__nv_bfloat16>(nb);
+  dequantize<__nv_bfloat16>(A, SFA, M, K, L, fa, ws.a.get(), stream);
+  dequantize<__nv_bfloat16>(B, SFB, N, K, L, fb, ws.b.get(), stream);
+}
+
+// C = alpha * A * B^T on the BF16 operands in ws (M x K and N x K per batch, K contiguous), FP32
+// accumulation, C (M x N per batch, row-major) of type c_type (CUDA_R_16BF or CUDA_R_32F). Same
+// transposition as cublas_sgemm: C^T (N x M, column-major) = B * A^T.
+void cublas_bf16_gemm(int M, int N, int K, int L, float alpha, const Bf16PeerWorkspace& ws, void* c,
+                      cudaDataType_t c_type, cudaStream_t stream) {
+  const float beta = 0.0f;
+  check(cublasSetStream(handle(), stream), "cublasSetStream");
+  check(cublasGemmStridedBatchedEx(handle(), CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &alpha, ws.b.get(), CUDA_R_16BF, K,
+                                   int64_t(N) * K, ws.a.get(), CUDA_R_16BF, K, int64_t(M) * K, &beta, c, c_type, N,
+                                   int64_t(M) * N, L, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx");
 }
 
 }  // namespace
@@ -77,19 +119,8 @@ void dequantize_cublas_bf16(const Nvfp4GemmArgs& a, __nv_bfloat16* c, Bf16PeerWo
   Nvfp4GemmArgs checked = a;  // the output is c, not a.C
   checked.C = reinterpret_cast<__half*>(c);
   validate(checked);
-  const size_t na = size_t(a.M) * a.K * a.L, nb = size_t(a.N) * a.K * a.L;
-  if (ws.a.size() < na) ws.a = DeviceBuffer<__nv_bfloat16>(na);
-  if (ws.b.size() < nb) ws.b = DeviceBuffer<__nv_bfloat16>(nb);
-  dequantize_bf16(a.A, a.SFA, a.M, a.K, a.L, ws.a.get(), stream);
-  dequantize_bf16(a.B, a.SFB, a.N, a.K, a.L, ws.b.get(), stream);
-  const float beta = 0.0f;
-  check(cublasSetStream(handle(), stream), "cublasSetStream");
-  // Same transposition as cublas_sgemm: C^T (N x M, column-major) = B * A^T.
-  check(cublasGemmStridedBatchedEx(handle(), CUBLAS_OP_T, CUBLAS_OP_N, a.N, a.M, a.K, &a.alpha, ws.b.get(),
-                                   CUDA_R_16BF, a.K, int64_t(a.N) * a.K, ws.a.get(), CUDA_R_16BF, a.K,
-                                   int64_t(a.M) * a.K, &beta, c, CUDA_R_16BF, a.N, int64_t(a.M) * a.N, a.L,
-                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-        "cublasGemmStridedBatchedEx");
+  dequantize_operands(a.M, a.N, a.K, a.L, a.A, a.SFA, Nvfp4Blocks{}, a.B, a.SFB, Nvfp4Blocks{}, ws, stream);
+  cublas_bf16_gemm(a.M, a.N, a.K, a.L, a.alpha, ws, c, CUDA_R_16BF, stream);
 }
 
 void dequantize_cublas_bf16_launcher(const Nvfp4GemmArgs& a, cudaStream_t stream) {
@@ -100,8 +131,22 @@ void dequantize_cublas_bf16_launcher(const Nvfp4GemmArgs& a, cudaStream_t stream
   dequantize_cublas_bf16(a, c.get(), ws, stream);
 }
 
+void dequantize_cublas_bf16(const Mxfp8GemmArgs& a, Bf16PeerWorkspace& ws, cudaStream_t stream) {
+  validate(a);
+  dequantize_operands(a.M, a.N, a.K, a.L, a.A, a.SFA, Mxfp8Blocks{a.a_type}, a.B, a.SFB, Mxfp8Blocks{a.b_type}, ws,
+                      stream);
+  // No alpha: the scales carry every factor.
+  cublas_bf16_gemm(a.M, a.N, a.K, a.L, 1.0f, ws, a.C, a.c_type == Mxfp8Output::kBf16 ? CUDA_R_16BF : CUDA_R_32F,
+                   stream);
+}
+
+void dequantize_cublas_bf16_mxfp8(const Mxfp8GemmArgs& a, cudaStream_t stream) {
+  static Bf16PeerWorkspace ws;  // process-wide; the benchmark's warm-up absorbs the first allocation
+  dequantize_cublas_bf16(a, ws, stream);
+}
+
 void dequantize_fp16(const uint8_t* data, const uint8_t* sf, int rows, int K, int L, __half* out, cudaStream_t stream) {
-  dequantize<__half>(data, sf, rows, K, L, out, stream);
+  dequantize<__half>(data, sf, rows, K, L, Nvfp4Blocks{}, out, stream);
 }
 
 void cublas_fp16_gemv(int M, int K, int L, const __half* A, const __half* x, float alpha, __half* C,

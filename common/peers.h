@@ -25,6 +25,7 @@
 
 #include "common/device_buffer.h"
 #include "common/gemm_api.h"
+#include "common/kinds/mxfp8_gemm.h"
 
 namespace gemm {
 
@@ -44,6 +45,17 @@ void dequantize_cublas_bf16(const Nvfp4GemmArgs& args, __nv_bfloat16* c_bf16, Bf
 // The same with a process-wide workspace and output, as an Nvfp4Launcher (args.C is not written).
 void dequantize_cublas_bf16_launcher(const Nvfp4GemmArgs& args, cudaStream_t stream);
 inline constexpr const char* kDequantCublasBf16Name = "dequantize to BF16 + cuBLAS BF16 GEMM";
+
+// The same for MXFP8 operands (the MXFP8 GEMM's peer off sm_100): both operands dequantized to BF16
+// with their UE8M0 scales (blocked layout, 32 values per scale), then one cuBLAS BF16 GEMM with FP32
+// accumulation that writes args.C itself, in FP32 or BF16 as args.c_type says. E4M3 or E5M2 times a
+// power of two is exact in BF16 (3 or 2 mantissa bits against BF16's 7, the same exponent range as
+// FP32) unless the product leaves BF16's range: above the largest BF16 it becomes Inf, and bits below
+// 2^-133 (BF16's subnormal resolution) are rounded away; a 0xFF (NaN) scale gives NaN values. So
+// the only roundings are cuBLAS's FP32 accumulation and C's own. Two dequantize launches + one GEMM.
+void dequantize_cublas_bf16(const Mxfp8GemmArgs& args, Bf16PeerWorkspace& ws, cudaStream_t stream);
+// With a process-wide workspace, as a launcher of the MXFP8 GEMM kind (writes args.C).
+void dequantize_cublas_bf16_mxfp8(const Mxfp8GemmArgs& args, cudaStream_t stream);
 
 // The GEMV peer (stage 09): what a user without an NVFP4 GEMV runs. The weights are dequantized to
 // FP16 once, ahead of time (exact: payload x block scale fits FP16), and each call is a cuBLAS FP16
