@@ -14,6 +14,10 @@
 // with the reason, everywhere else, and there cublaslt_nvfp4 throws instead of launching. On Hopper
 // the NVFP4 benchmarks therefore keep the BF16 peer below (dequantize + cuBLAS BF16), which is what a
 // Hopper user can actually run.
+//
+// The MXFP8 GEMM (common/kinds/mxfp8_gemm.h) has the same two peers: cuBLASLt's MXFP8 GEMM
+// (CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0 scales, the same operand mapping and machinery as NVFP4)
+// on sm_100-class GPUs, and dequantize-to-BF16 + cuBLAS BF16 everywhere else.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -70,6 +74,16 @@ inline constexpr const char* kCublasFp16GemvName = "cuBLAS FP16 GEMV on dequanti
 bool cublaslt_nvfp4_supported(std::string* why);
 void cublaslt_nvfp4(const Nvfp4GemmArgs& args, cudaStream_t stream);   // an Nvfp4Launcher
 inline constexpr const char* kCublasLtNvfp4Name = "cuBLASLt NVFP4 GEMM";
+
+// true where cuBLASLt offers an MXFP8 GEMM (E4M3 x E4M3, UE8M0 block-32 scales, FP32 and BF16 out)
+// on this GPU (it needs compute capability 10.x); otherwise false and *why says so.
+bool cublaslt_mxfp8_supported(std::string* why);
+// cuBLASLt's MXFP8 GEMM on the kind's arguments (an MXFP8 GEMM launcher): C in args.c_type, the
+// operands in args.a_type / args.b_type. A type combination the library refuses throws
+// std::runtime_error naming it, before anything is launched (cuBLAS documents E5M2 x E5M2 as
+// unsupported for its tensor-wide-scaled FP8 GEMMs; for the block-scaled ones its heuristic decides).
+void cublaslt_mxfp8(const Mxfp8GemmArgs& args, cudaStream_t stream);
+inline constexpr const char* kCublasLtMxfp8Name = "cuBLASLt MXFP8 GEMM";
 
 // Test hook, not a peer: the machinery behind cublaslt_nvfp4 (operand mapping, per-batch loop, plan
 // cache, padding and staging) driven with FP8 E4M3 operands and one FP32 scale per operand and batch,

@@ -1,4 +1,5 @@
-// cuBLASLt's NVFP4 GEMM as a peer of the NVFP4 stages (declared in common/peers.h).
+// cuBLASLt's NVFP4 GEMM as a peer of the NVFP4 stages, and its MXFP8 GEMM as a peer of the MXFP8
+// stage (both declared in common/peers.h).
 //
 // The mapping. cuBLASLt is column-major and computes D (m x n) = alpha * op(X) op(Y). The project's C
 // is M x N row-major, which is the same memory as the column-major C^T (N x M), and
@@ -11,6 +12,16 @@
 // SFA. The blocked layout of common/sf_layout.h is cuBLAS's "1D block scaling factors layout" for a
 // rows x K operand whose K is contiguous, which both X and Y are. Rows, columns and leading dimensions
 // of FP4 matrices count values, not bytes (cuBLAS takes unpacked k, lda, ldb).
+//
+// MXFP8 is the same call with other names, all from CUDA 13.0's cublasLt.h: the operand types
+// CUDA_R_8F_E4M3 / CUDA_R_8F_E5M2 (library_types.h), each operand's own (X's is B's type, Y's is A's);
+// the scale mode CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0 ("scaling factor tensor elements have type
+// CUDA_R_8F_UE8M0 and the block size is 32 elements") for CUBLASLT_MATMUL_DESC_A_SCALE_MODE and
+// CUBLASLT_MATMUL_DESC_B_SCALE_MODE, with CUBLASLT_MATMUL_DESC_A_SCALE_POINTER = SFB and
+// CUBLASLT_MATMUL_DESC_B_SCALE_POINTER = SFA as for NVFP4; the layout is the same blocked layout with
+// 32 values per scale column (sf_offset(row, k / 32, K, 32); nvmath-python's to_block_scale says the
+// block size is the only difference between the MXFP8 and NVFP4 layouts); C and D in CUDA_R_32F or
+// CUDA_R_16BF (the kind's c_type), compute CUBLAS_COMPUTE_32F, scale type CUDA_R_32F, alpha 1, beta 0.
 //
 // Batches. cuBLASLt has no attribute for the batch stride of a block-scale tensor, so instead of one
 // strided-batched call (whose scale addressing would be a guess) the L batches are L calls, each with
@@ -33,6 +44,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -62,16 +74,49 @@ void check(cublasStatus_t s, const char* what) {
     throw std::runtime_error(std::string("cuBLASLt: ") + what + " failed: " + status_text(s));
 }
 
-// The element format of the operands. NVFP4 is the peer; FP8 E4M3 with per-tensor FP32 scales is the
-// same machinery in a form that Hopper's cuBLASLt also runs (cublaslt_fp8_selftest).
-struct Format {
-  cudaDataType_t type;
-  int values_per_byte;
-  bool block_scaled;  // true: VEC16_UE4M3 scale tensors; false: one FP32 scale per operand (or none)
-  const char* name;
+// How an operand's scales are given (the scale mode of both operands).
+enum class Scales {
+  kTensorFp32,  // one FP32 scale per operand (or none): cuBLASLt's default, SCALAR_32F
+  kVec16Ue4m3,  // NVFP4: CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3 tensors, blocked layout
+  kVec32Ue8m0,  // MXFP8: CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0 tensors, blocked layout
 };
-constexpr Format kNvfp4Format{CUDA_R_4F_E2M1, 2, true, "NVFP4"};
-constexpr Format kFp8Format{CUDA_R_8F_E4M3, 1, false, "FP8 E4M3"};
+
+// The element formats of one call. NVFP4 and MXFP8 are the peers; FP8 E4M3 with per-tensor FP32
+// scales is the same machinery in a form that Hopper's cuBLASLt also runs (cublaslt_fp8_selftest).
+struct Format {
+  cudaDataType_t a_type, b_type;  // the project's A and B (cuBLASLt's B and A)
+  int values_per_byte;            // of both operands
+  Scales scales;
+  cudaDataType_t d_type;  // C and D: CUDA_R_16F, CUDA_R_16BF or CUDA_R_32F
+  const char* name;       // "NVFP4", "MXFP8", ...: the messages name it with the types
+  auto key() const { return std::make_tuple(int(a_type), int(b_type), values_per_byte, int(scales), int(d_type)); }
+};
+constexpr Format kNvfp4Format{CUDA_R_4F_E2M1, CUDA_R_4F_E2M1, 2, Scales::kVec16Ue4m3, CUDA_R_16F, "NVFP4"};
+constexpr Format kFp8Format{CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, 1, Scales::kTensorFp32, CUDA_R_16F, "FP8 E4M3"};
+
+cudaDataType_t lt_type(Mxfp8Element t) { return t == Mxfp8Element::kE5M2 ? CUDA_R_8F_E5M2 : CUDA_R_8F_E4M3; }
+cudaDataType_t lt_type(Mxfp8Output t) { return t == Mxfp8Output::kBf16 ? CUDA_R_16BF : CUDA_R_32F; }
+Format mxfp8_format(Mxfp8Element a, Mxfp8Element b, Mxfp8Output c) {
+  return {lt_type(a), lt_type(b), 1, Scales::kVec32Ue8m0, lt_type(c), "MXFP8"};
+}
+
+const char* type_name(cudaDataType_t t) {
+  switch (t) {
+    case CUDA_R_4F_E2M1: return "E2M1";
+    case CUDA_R_8F_E4M3: return "E4M3";
+    case CUDA_R_8F_E5M2: return "E5M2";
+    case CUDA_R_16F: return "FP16";
+    case CUDA_R_16BF: return "BF16";
+    case CUDA_R_32F: return "FP32";
+    default: return "?";
+  }
+}
+// "MXFP8 (E5M2 x E4M3 -> BF16)": A's type first, as the project writes the product.
+std::string format_text(const Format& f) {
+  return std::string(f.name) + " (" + type_name(f.a_type) + " x " + type_name(f.b_type) + " -> " +
+         type_name(f.d_type) + ")";
+}
+int64_t d_element_bytes(const Format& f) { return f.d_type == CUDA_R_32F ? 4 : 2; }
 
 // One call in the project's row-major terms (gemm_api.h), any Format.
 struct LtProblem {
@@ -82,7 +127,7 @@ struct LtProblem {
   const uint8_t* sfb;
   int64_t sfa_stride, sfb_stride;
   float alpha;
-  __half* C;  // M x N per batch, row-major
+  void* C;  // M x N per batch, row-major, of the Format's d_type
 };
 
 int64_t operand_bytes(const Format& f, int64_t rows, int64_t K) { return rows * K / f.values_per_byte; }
@@ -167,19 +212,20 @@ Descriptors make_descriptors(const Format& f, const Geometry& g, int K) {
   const int32_t trans_x = CUBLAS_OP_T, trans_y = CUBLAS_OP_N;
   check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans_x, sizeof trans_x), "set TRANSA");
   check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &trans_y, sizeof trans_y), "set TRANSB");
-  if (f.block_scaled) {
-    const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3;
+  if (f.scales != Scales::kTensorFp32) {
+    const int32_t mode = f.scales == Scales::kVec16Ue4m3 ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3
+                                                         : CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0;
     check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode),
           "set A_SCALE_MODE");
     check(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode),
           "set B_SCALE_MODE");
   }
   cublasLtMatrixLayout_t l = nullptr;
-  check(cublasLtMatrixLayoutCreate(&l, f.type, uint64_t(K), uint64_t(g.n_rows), int64_t(K)), "layout of B");
+  check(cublasLtMatrixLayoutCreate(&l, f.b_type, uint64_t(K), uint64_t(g.n_rows), int64_t(K)), "layout of B");
   r.x.reset(l);
-  check(cublasLtMatrixLayoutCreate(&l, f.type, uint64_t(K), uint64_t(g.m_rows), int64_t(K)), "layout of A");
+  check(cublasLtMatrixLayoutCreate(&l, f.a_type, uint64_t(K), uint64_t(g.m_rows), int64_t(K)), "layout of A");
   r.y.reset(l);
-  check(cublasLtMatrixLayoutCreate(&l, CUDA_R_16F, uint64_t(g.n_rows), uint64_t(g.m_rows), int64_t(g.n_rows)),
+  check(cublasLtMatrixLayoutCreate(&l, f.d_type, uint64_t(g.n_rows), uint64_t(g.m_rows), int64_t(g.n_rows)),
         "layout of C");
   r.d.reset(l);
   return r;
@@ -229,16 +275,17 @@ struct Plan {
   Descriptors d;
   cublasLtMatmulAlgo_t algo{};
   DeviceBuffer<uint8_t> a_pad, b_pad;  // zero-padded copies of one batch, when M' > M / N' > N
-  DeviceBuffer<__half> c_stage;        // N' x M' (column-major) output of one batch, when staged
+  DeviceBuffer<uint8_t> c_stage;       // N' x M' (column-major) output of one batch, when staged
   std::string description;
 };
 
 struct Key {
-  const Format* format;
+  Format format;
   int M, N, K;
   Alignments al;
   bool operator<(const Key& o) const {
-    return std::tie(format, M, N, K, al.a, al.b, al.c) < std::tie(o.format, o.M, o.N, o.K, o.al.a, o.al.b, o.al.c);
+    return std::make_tuple(format.key(), M, N, K, al.a, al.b, al.c) <
+           std::make_tuple(o.format.key(), o.M, o.N, o.K, o.al.a, o.al.b, o.al.c);
   }
 };
 
@@ -261,8 +308,8 @@ Plan& plan_for(const Format& f, const LtProblem& p) {
   static std::map<Key, std::unique_ptr<Plan>> plans;
   const Alignments given{alignment_of(p.A, operand_bytes(f, p.M, p.K), p.L),
                          alignment_of(p.B, operand_bytes(f, p.N, p.K), p.L),
-                         alignment_of(p.C, int64_t(2) * p.M * p.N, p.L)};
-  const Key key{&f, p.M, p.N, p.K, given};
+                         alignment_of(p.C, d_element_bytes(f) * p.M * p.N, p.L)};
+  const Key key{f, p.M, p.N, p.K, given};
   if (auto it = plans.find(key); it != plans.end()) return *it->second;
 
   auto plan = std::make_unique<Plan>();
@@ -288,7 +335,7 @@ Plan& plan_for(const Format& f, const LtProblem& p) {
     break;
   }
   if (!found)
-    throw std::runtime_error(std::string("cuBLASLt offers no ") + f.name + " GEMM for M=" + std::to_string(p.M) +
+    throw std::runtime_error("cuBLASLt offers no " + format_text(f) + " GEMM for M=" + std::to_string(p.M) +
                              ", N=" + std::to_string(p.N) + ", K=" + std::to_string(p.K) +
                              " (alignment of A, B, C: " + std::to_string(given.a) + ", " + std::to_string(given.b) +
                              ", " + std::to_string(given.c) + " bytes); tried:" + refusals);
@@ -296,7 +343,7 @@ Plan& plan_for(const Format& f, const LtProblem& p) {
   const Geometry& g = plan->g;
   if (g.m_rows > p.M) plan->a_pad = DeviceBuffer<uint8_t>(size_t(operand_bytes(f, g.m_rows, p.K)));
   if (g.n_rows > p.N) plan->b_pad = DeviceBuffer<uint8_t>(size_t(operand_bytes(f, g.n_rows, p.K)));
-  if (g.stage_c) plan->c_stage = DeviceBuffer<__half>(size_t(g.m_rows) * g.n_rows);
+  if (g.stage_c) plan->c_stage = DeviceBuffer<uint8_t>(size_t(g.m_rows) * g.n_rows * d_element_bytes(f));
   // Padding rows stay zero for the plan's lifetime: launches copy only the first M (N) rows in.
   // Synchronous, so that a launch on any stream sees the zeros.
   if (plan->a_pad.size()) plan->a_pad.fill_bytes(0);
@@ -312,6 +359,7 @@ std::string launch(const Format& f, const LtProblem& p, cudaStream_t stream) {
   Plan& plan = plan_for(f, p);
   const Geometry& g = plan.g;
   const int64_t a_bytes = operand_bytes(f, p.M, p.K), b_bytes = operand_bytes(f, p.N, p.K);
+  const int64_t e = d_element_bytes(f);
   const float beta = 0.0f;
   for (int l = 0; l < p.L; ++l) {
     const uint8_t* a = p.A + l * a_bytes;
@@ -324,55 +372,68 @@ std::string launch(const Format& f, const LtProblem& p, cudaStream_t stream) {
       CUDA_CHECK(cudaMemcpyAsync(plan.b_pad.get(), b, size_t(b_bytes), cudaMemcpyDeviceToDevice, stream));
       b = plan.b_pad.get();
     }
-    __half* c = p.C + int64_t(l) * p.M * p.N;
-    __half* d = g.stage_c ? plan.c_stage.get() : c;
+    uint8_t* c = static_cast<uint8_t*>(p.C) + int64_t(l) * p.M * p.N * e;
+    uint8_t* d = g.stage_c ? plan.c_stage.get() : c;
     set_scale_pointers(plan.d.desc.get(), p.sfa ? p.sfa + l * p.sfa_stride : nullptr,
                        p.sfb ? p.sfb + l * p.sfb_stride : nullptr);
     check(cublasLtMatmul(lt_handle(), plan.d.desc.get(), &p.alpha, b, plan.d.x.get(), a, plan.d.y.get(), &beta, d,
                          plan.d.d.get(), d, plan.d.d.get(), &plan.algo, workspace(), kWorkspaceBytes, stream),
           "cublasLtMatmul");
     if (g.stage_c)  // the top-left M x N of the row-major M' x N' staging buffer
-      CUDA_CHECK(cudaMemcpy2DAsync(c, size_t(p.N) * sizeof(__half), d, size_t(g.n_rows) * sizeof(__half),
-                                   size_t(p.N) * sizeof(__half), size_t(p.M), cudaMemcpyDeviceToDevice, stream));
+      CUDA_CHECK(cudaMemcpy2DAsync(c, size_t(p.N * e), d, size_t(g.n_rows * e), size_t(p.N * e), size_t(p.M),
+                                   cudaMemcpyDeviceToDevice, stream));
   }
   return plan.description;
 }
 
-// ---- NVFP4 support -------------------------------------------------------------------------------
+// ---- support ---------------------------------------------------------------------------------------
 
 struct Support {
   bool ok = false;
   std::string why;
 };
 
-Support probe_nvfp4() {
+// Whether cuBLASLt offers each of `formats` on this GPU (an sm_100-class one: the block-scaled FP4 and
+// FP8 GEMMs need compute capability 10.x), asked of its heuristic at one shape.
+Support probe(const char* what, std::initializer_list<Format> formats) {
   const GpuInfo& gpu = gpu_info();
-  if (!gpu.usable) return {false, "cuBLASLt NVFP4 needs a GPU, and there is none this program can use: " + gpu.why_not};
+  if (!gpu.usable)
+    return {false,
+            std::string("cuBLASLt ") + what + " needs a GPU, and there is none this program can use: " + gpu.why_not};
   if (gpu.cc_major != 10)
-    return {false, "cuBLASLt NVFP4 needs compute capability 10.x (B200); this GPU is " + gpu.compute_capability() +
-                       " (" + gpu.name + ")"};
+    return {false, std::string("cuBLASLt ") + what + " needs compute capability 10.x (B200); this GPU is " +
+                       gpu.compute_capability() + " (" + gpu.name + ")"};
   try {
     std::lock_guard<std::mutex> lock(lt_mutex());
     // A shape every kernel family takes, with aligned placeholder scale addresses (the heuristic
     // does not read through them).
     const int n = 256;
-    const Descriptors d = make_descriptors(kNvfp4Format, {n, n, false}, n);
-    const uint8_t* placeholder = reinterpret_cast<const uint8_t*>(uintptr_t(1) << 20);
-    set_scale_pointers(d.desc.get(), placeholder, placeholder);
-    cublasLtMatmulHeuristicResult_t result{};
-    const cublasStatus_t s = best_algorithm(d, {kMaxAlignment, kMaxAlignment, kMaxAlignment}, &result);
-    if (s != CUBLAS_STATUS_SUCCESS)
-      return {false, "cuBLASLt " + std::to_string(cublasLtGetVersion()) + " offers no NVFP4 GEMM (E2M1 x E2M1, " +
-                         "UE4M3 block-16 scales, FP16 out) on " + gpu.name + " for " + std::to_string(n) + "^3: " +
-                         status_text(s)};
+    for (const Format& f : formats) {
+      const Descriptors d = make_descriptors(f, {n, n, false}, n);
+      const uint8_t* placeholder = reinterpret_cast<const uint8_t*>(uintptr_t(1) << 20);
+      set_scale_pointers(d.desc.get(), placeholder, placeholder);
+      cublasLtMatmulHeuristicResult_t result{};
+      const cublasStatus_t s = best_algorithm(d, {kMaxAlignment, kMaxAlignment, kMaxAlignment}, &result);
+      if (s != CUBLAS_STATUS_SUCCESS)
+        return {false, "cuBLASLt " + std::to_string(cublasLtGetVersion()) + " offers no " + format_text(f) +
+                           " GEMM on " + gpu.name + " for " + std::to_string(n) + "^3: " + status_text(s)};
+    }
   } catch (const std::exception& e) {
-    return {false, std::string("cuBLASLt NVFP4 probe failed: ") + e.what()};
+    return {false, std::string("cuBLASLt ") + what + " probe failed: " + e.what()};
   }
   return {true, ""};
 }
 
 const Support& nvfp4_support() {
-  static const Support s = probe_nvfp4();
+  static const Support s = probe("NVFP4", {kNvfp4Format});
+  return s;
+}
+
+// E4M3 x E4M3 into both output types of the kind: the formats its benchmarks time.
+const Support& mxfp8_support() {
+  static const Support s =
+      probe("MXFP8", {mxfp8_format(Mxfp8Element::kE4M3, Mxfp8Element::kE4M3, Mxfp8Output::kFp32),
+                      mxfp8_format(Mxfp8Element::kE4M3, Mxfp8Element::kE4M3, Mxfp8Output::kBf16)});
   return s;
 }
 
@@ -391,6 +452,22 @@ void cublaslt_nvfp4(const Nvfp4GemmArgs& a, cudaStream_t stream) {
   const LtProblem p{a.M, a.N, a.K, a.L, a.A, a.B, a.SFA, a.SFB, sf_batch_bytes(a.M, a.K), sf_batch_bytes(a.N, a.K),
                   a.alpha, a.C};
   launch(kNvfp4Format, p, stream);
+}
+
+bool cublaslt_mxfp8_supported(std::string* why) {
+  const Support& s = mxfp8_support();
+  if (why) *why = s.why;
+  return s.ok;
+}
+
+void cublaslt_mxfp8(const Mxfp8GemmArgs& a, cudaStream_t stream) {
+  validate(a);
+  const Support& s = mxfp8_support();
+  if (!s.ok) throw std::runtime_error(std::string(kCublasLtMxfp8Name) + " is unavailable: " + s.why);
+  // The scales of batch l start l * sf_batch_bytes(rows, K, 32) in (mxfp8_gemm.h); no alpha.
+  const LtProblem p{a.M, a.N, a.K, a.L, a.A, a.B, a.SFA, a.SFB, sf_batch_bytes(a.M, a.K, kMxSfVector),
+                    sf_batch_bytes(a.N, a.K, kMxSfVector), 1.0f, a.C};
+  launch(mxfp8_format(a.a_type, a.b_type, a.c_type), p, stream);
 }
 
 std::string cublaslt_fp8_selftest(const CublasLtFp8SelftestArgs& a, cudaStream_t stream) {
