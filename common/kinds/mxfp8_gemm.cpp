@@ -22,6 +22,7 @@
 #include "common/harness/problems.h"
 #include "common/kinds/rules.h"
 #include "common/parallel.h"
+#include "common/peers.h"
 
 namespace gemm {
 
@@ -504,13 +505,14 @@ class Mxfp8GemmKind final : public Kind {
       return {"dense MXFP8 tensor-core peak at the max SM clock (assumed half the NVFP4 rate)", g.nvfp4_dense_peak_tflops() / 2};
     return {"none: tcgen05 runs emulated, so there is no peak fraction", 0.0};
   }
-  // None yet. On sm_100 the peer is cuBLASLt's MXFP8 GEMM (the CUDA 13.0 cublasLt.h has
-  // CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0, the same blocked layout); on Hopper, as for NVFP4,
-  // dequantize to BF16 (exact for E4M3 and E5M2 times any scale within BF16's range) + cuBLAS BF16.
+  // On sm_100-class GPUs cuBLASLt's own MXFP8 GEMM (VEC32_UE8M0 scales, the same blocked layout);
+  // elsewhere (Hopper) what a user can run there: dequantize to BF16 (exact for E4M3 and E5M2 times
+  // any scale within BF16's range), then cuBLAS BF16 with FP32 accumulation writing C in its type.
   std::vector<Peer> peers(std::string* note) const override {
-    if (note)
-      *note = "no MXFP8 peer wired yet (cuBLASLt VEC32_UE8M0 on sm_100, dequantize-to-BF16 + cuBLAS on Hopper: to come)";
-    return {};
+    std::string why;
+    if (cublaslt_mxfp8_supported(&why)) return {{kCublasLtMxfp8Name, &cublaslt_mxfp8}};
+    if (note) *note = "cuBLASLt MXFP8 unsupported on this GPU: " + why + "; peer is dequantize-to-BF16 + cuBLAS BF16";
+    return {{kDequantCublasBf16Name, &dequantize_cublas_bf16_mxfp8}};
   }
   double device_bytes(const Shape& s) const override {
     const double mk = double(s.M) * s.K * s.L, nk = double(s.N) * s.K * s.L, mn = double(s.M) * s.N * s.L;
