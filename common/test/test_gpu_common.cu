@@ -1,6 +1,7 @@
-// GPU checks of common/ itself: the library peers the benchmarks compare against, and the device
-// fill the benchmarks feed. Skipped where there is no usable GPU (the CublasLtNvfp4 suites without
-// "Gpu" in their names are the CPU checks of that peer).
+// GPU checks of common/ itself: the library peers the benchmarks compare against (the FP32, NVFP4
+// and MXFP8 GEMMs'), and the device fill the benchmarks feed. Skipped where there is no usable GPU
+// (the CublasLtNvfp4 and Mxfp8Peer* suites without "Gpu" in their names are the CPU checks of those
+// peers).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -17,6 +18,7 @@
 #include "common/formats.h"
 #include "common/harness/compare.h"
 #include "common/harness/gemm_tests.h"
+#include "common/kinds/mxfp8_gemm.h"
 #include "common/peers.h"
 #include "common/reference.h"
 
@@ -313,6 +315,210 @@ TEST(GpuCublasLtFp8SelftestGraph, IsCapturableAfterTheFirstCall) {
     const CublasLtFp8SelftestArgs args{c.M, c.N, c.K, c.L, A.get(), SA.get(), B.get(), SB.get(), p.alpha,
                                        reinterpret_cast<__half*>(C.get())};
     expect_capturable(C, [&](cudaStream_t s) { cublaslt_fp8_selftest(args, s); });
+  }
+}
+
+// ---- The MXFP8 GEMM's peers ------------------------------------------------------------------------
+// Both run through the kind's own test procedure (gemm::testing::run_case: the kind's seeded
+// problem, C poisoned with NaN between guard bytes, the kind's comparison: bit for bit in the exact
+// tier, within FP32-accumulation error otherwise; then a second run that must match the first).
+// Off sm_100 the peer is dequantize-to-BF16 + cuBLAS BF16, which runs on any GPU; cuBLASLt's MXFP8
+// GEMM runs only on cc 10.x and skips with its reason elsewhere. Every suite's name holds "Mxfp8Peer".
+
+std::vector<testing::GemmCase> mxfp8_peer_cases() {
+  using E = Mxfp8Element;
+  const Mxfp8Types fp32{Mxfp8Output::kFp32, E::kE4M3, E::kE4M3}, bf16{Mxfp8Output::kBf16, E::kE4M3, E::kE4M3};
+  const Mxfp8Types e5m2_a{Mxfp8Output::kFp32, E::kE5M2, E::kE4M3}, e5m2_b{Mxfp8Output::kBf16, E::kE4M3, E::kE5M2};
+  const Mxfp8Types e5m2_both{Mxfp8Output::kBf16, E::kE5M2, E::kE5M2};
+  struct Row {
+    int M, N, K, L;
+    Mxfp8Types t;
+  };
+  const Row rows[] = {
+      {1, 1, 32, 1, fp32},        // the smallest problem
+      {67, 131, 1056, 1, fp32},   // tails in M and N; 33 scale columns, 9 atoms of K
+      {67, 131, 1056, 1, bf16},
+      {129, 257, 544, 2, bf16},   // one past the 128-row atom; 17 scale columns; L = 2
+      {256, 128, 1024, 2, fp32},  // whole atoms; L = 2
+      {29, 53, 96, 2, e5m2_a},    // E5M2 A; 3 scale columns (one atom, padded); L = 2
+      {17, 13, 160, 1, e5m2_b},   // E5M2 B
+      {17, 13, 160, 1, e5m2_both},
+  };
+  std::vector<testing::GemmCase> cases;
+  for (Tier tier : {Tier::kExact, Tier::kLayout, Tier::kRealistic})
+    for (const Row& r : rows) {
+      const Shape s = mxfp8_shape(r.M, r.N, r.K, r.L, r.t);
+      cases.push_back({"mxfp8_peer_" + case_name(tier, s), s, tier});
+    }
+  return cases;
+}
+constexpr Tile kMxfp8PeerTile{128, 128, 128};  // comparisons count mismatches per block of this size
+
+class GpuMxfp8PeerDequant : public ::testing::TestWithParam<testing::GemmCase> {};
+
+TEST_P(GpuMxfp8PeerDequant, MatchesTheKindsComparison) {
+  GEMM_REQUIRE_GPU();
+  testing::run_case(dequantize_cublas_bf16_mxfp8, GetParam(), kMxfp8PeerTile);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuMxfp8PeerDequant, ::testing::ValuesIn(mxfp8_peer_cases()), testing::case_name);
+
+TEST(GpuMxfp8PeerDequantCOffset, WorksWithAnElementAlignedC) {
+  GEMM_REQUIRE_GPU();
+  testing::run_case(dequantize_cublas_bf16_mxfp8, KindOf<Mxfp8GemmArgs>::get().element_aligned_c_case(),
+                    kMxfp8PeerTile, 1);
+}
+
+// The comparison the tests above rely on rejects a peer that decodes the wrong type, reads the other
+// operand's scales or writes nothing: the tests can fail.
+TEST(GpuMxfp8PeerDequantBroken, EachBrokenCallFailsTheComparison) {
+  GEMM_REQUIRE_GPU();
+  const Kind& kind = KindOf<Mxfp8GemmArgs>::get();
+  const Shape s = mxfp8_shape(67, 131, 1056, 1, {});
+  struct Break {
+    const char* what;
+    void (*mutate)(Mxfp8GemmArgs&);
+  };
+  const Break breaks[] = {
+      {"A decoded as E5M2", [](Mxfp8GemmArgs& a) { a.a_type = Mxfp8Element::kE5M2; }},
+      {"A read with B's scales", [](Mxfp8GemmArgs& a) { a.SFA = a.SFB; }},  // B's are larger: in bounds
+      {"C not written", [](Mxfp8GemmArgs& a) { a.C = nullptr; }},
+  };
+  for (const Break& b : breaks) {
+    SCOPED_TRACE(b.what);
+    const std::unique_ptr<Problem> p = kind.make_problem(s, Tier::kExact, seed_for("mxfp8_peer_broken"));
+    const std::unique_ptr<DeviceInputs> in = p->upload();
+    DeviceBuffer<uint8_t> C(size_t(kind.output_bytes(s)));
+    C.fill_bytes(0xFF);
+    Mxfp8GemmArgs args = in->args(0, C.get()).as<Mxfp8GemmArgs>();
+    b.mutate(args);
+    if (args.C) dequantize_cublas_bf16_mxfp8(args, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<uint8_t> got = C.download();
+    EXPECT_FALSE(p->compare(got.data(), kMxfp8PeerTile).ok());
+  }
+}
+
+TEST(Mxfp8PeerDequantArgs, RejectsInvalidArgumentsBeforeAnyLaunch) {
+  testing::expect_rejects_invalid_arguments_cpu(dequantize_cublas_bf16_mxfp8);
+}
+
+TEST(GpuMxfp8PeerDequantArgs, RejectsInvalidArgumentsAndWritesNothing) {
+  GEMM_REQUIRE_GPU();
+  testing::expect_rejects_invalid_arguments_gpu(dequantize_cublas_bf16_mxfp8);
+}
+
+// The kind names exactly one peer: cuBLASLt's where it is supported, else the dequantizing one with
+// a note that says why.
+TEST(Mxfp8PeerWiring, TheKindNamesCublasLtWhereSupportedElseTheDequantizingPeer) {
+  std::string note, why;
+  const std::vector<Peer> peers = KindOf<Mxfp8GemmArgs>::get().peers(&note);
+  ASSERT_EQ(peers.size(), 1u);
+  if (cublaslt_mxfp8_supported(&why)) {
+    EXPECT_EQ(peers[0].name, kCublasLtMxfp8Name);
+    EXPECT_TRUE(peers[0].launch.is(&cublaslt_mxfp8));
+  } else {
+    EXPECT_EQ(peers[0].name, kDequantCublasBf16Name);
+    EXPECT_TRUE(peers[0].launch.is(&dequantize_cublas_bf16_mxfp8));
+    EXPECT_NE(note.find(why), std::string::npos) << note;
+  }
+}
+
+TEST(Mxfp8PeerCublasLt, ReportsUnsupportedWithoutAUsableDevice) {
+  if (gpu_info().usable) GTEST_SKIP() << "a GPU is usable here; the GpuMxfp8PeerCublasLt tests cover this machine";
+  std::string why;
+  EXPECT_FALSE(cublaslt_mxfp8_supported(&why));
+  EXPECT_FALSE(why.empty());
+  EXPECT_FALSE(cublaslt_mxfp8_supported(nullptr));
+  // Valid arguments with placeholder device addresses (never dereferenced): the call must refuse
+  // before it reaches CUDA, with the same reason.
+  const AnyArgs placeholder = KindOf<Mxfp8GemmArgs>::get().placeholder_args();
+  try {
+    cublaslt_mxfp8(placeholder.as<Mxfp8GemmArgs>(), nullptr);
+    ADD_FAILURE() << "cublaslt_mxfp8 returned without a GPU";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+}
+
+TEST(Mxfp8PeerCublasLtArgs, RejectsInvalidArgumentsBeforeAnyLaunch) {
+  testing::expect_rejects_invalid_arguments_cpu(cublaslt_mxfp8);
+}
+
+TEST(GpuMxfp8PeerCublasLtArgs, RejectsInvalidArgumentsAndWritesNothing) {
+  GEMM_REQUIRE_GPU();
+  testing::expect_rejects_invalid_arguments_gpu(cublaslt_mxfp8);
+}
+
+class GpuMxfp8PeerCublasLt : public ::testing::TestWithParam<testing::GemmCase> {};
+
+TEST_F(GpuMxfp8PeerCublasLt, ReportsUnsupportedCleanlyOffBlackwell) {
+  GEMM_REQUIRE_GPU();
+  const GpuInfo& g = gpu_info();
+  if (g.cc_major == 10)
+    GTEST_SKIP() << "compute capability " << g.compute_capability() << ": cuBLASLt MXFP8 is expected here";
+  std::string why;
+  EXPECT_FALSE(cublaslt_mxfp8_supported(&why));
+  EXPECT_NE(why.find(g.compute_capability()), std::string::npos)
+      << "the reason does not name the compute capability: " << why;
+  const Kind& kind = KindOf<Mxfp8GemmArgs>::get();
+  const Shape s = mxfp8_shape(64, 64, 64, 1, {});
+  const std::unique_ptr<Problem> p = kind.make_problem(s, Tier::kRealistic, seed_for("cublaslt_mxfp8_unsupported"));
+  const std::unique_ptr<DeviceInputs> in = p->upload();
+  DeviceBuffer<uint8_t> C(size_t(kind.output_bytes(s)));
+  C.fill_bytes(0xFF);
+  EXPECT_THROW(cublaslt_mxfp8(in->args(0, C.get()).as<Mxfp8GemmArgs>(), nullptr), std::runtime_error);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(all_bytes(C.download(), 0xFF)) << "an unsupported call wrote to C";
+}
+
+TEST_P(GpuMxfp8PeerCublasLt, MatchesTheKindsComparison) {
+  GEMM_REQUIRE_GPU();
+  std::string why;
+  if (!cublaslt_mxfp8_supported(&why)) GTEST_SKIP() << why;
+  const testing::GemmCase& c = GetParam();
+  const Mxfp8Types t = mxfp8_types(c.shape);
+  if (t.a == Mxfp8Element::kE5M2 && t.b == Mxfp8Element::kE5M2) {
+    // cuBLAS documents E5M2 x E5M2 as unsupported for its tensor-wide-scaled FP8 GEMMs; if its
+    // heuristic refuses the block-scaled one too, say so rather than fail. Any other refusal fails.
+    const Kind& kind = KindOf<Mxfp8GemmArgs>::get();
+    const std::unique_ptr<Problem> p = kind.make_problem(c.shape, c.tier, seed_for(c.name));
+    const std::unique_ptr<DeviceInputs> in = p->upload();
+    DeviceBuffer<uint8_t> C(size_t(kind.output_bytes(c.shape)));
+    try {
+      cublaslt_mxfp8(in->args(0, C.get()).as<Mxfp8GemmArgs>(), nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+    } catch (const std::runtime_error& e) {
+      if (std::string(e.what()).find("cuBLASLt offers no MXFP8 (E5M2 x E5M2") == std::string::npos) throw;
+      GTEST_SKIP() << e.what();
+    }
+  }
+  testing::run_case(cublaslt_mxfp8, c, kMxfp8PeerTile);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuMxfp8PeerCublasLt, ::testing::ValuesIn(mxfp8_peer_cases()), testing::case_name);
+
+TEST_F(GpuMxfp8PeerCublasLt, WorksWithAnElementAlignedC) {
+  GEMM_REQUIRE_GPU();
+  std::string why;
+  if (!cublaslt_mxfp8_supported(&why)) GTEST_SKIP() << why;
+  testing::run_case(cublaslt_mxfp8, KindOf<Mxfp8GemmArgs>::get().element_aligned_c_case(), kMxfp8PeerTile, 1);
+}
+
+TEST_F(GpuMxfp8PeerCublasLt, IsCapturableAfterTheFirstCall) {
+  GEMM_REQUIRE_GPU();
+  std::string why;
+  if (!cublaslt_mxfp8_supported(&why)) GTEST_SKIP() << why;
+  const Kind& kind = KindOf<Mxfp8GemmArgs>::get();
+  const Mxfp8Types bf16{Mxfp8Output::kBf16, Mxfp8Element::kE4M3, Mxfp8Element::kE4M3};
+  for (auto [M, N, K, L] : {std::array<int, 4>{256, 256, 512, 2}, {29, 53, 96, 3}}) {
+    SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + "x" + std::to_string(L));
+    const Shape s = mxfp8_shape(M, N, K, L, bf16);
+    const std::unique_ptr<Problem> p = kind.make_problem(s, Tier::kRealistic, seed_for("cublaslt_mxfp8_graph"));
+    const std::unique_ptr<DeviceInputs> in = p->upload();
+    DeviceBuffer<uint16_t> C(size_t(M) * N * L);
+    const Mxfp8GemmArgs args = in->args(0, C.get()).as<Mxfp8GemmArgs>();
+    expect_capturable(C, [&](cudaStream_t st) { cublaslt_mxfp8(args, st); });
   }
 }
 
