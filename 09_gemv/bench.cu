@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
       {"09 at most 64 registers", &launch_config<Config<16, 1, ALoad::kNoAllocate, 8>>},
       {"09 always 8 rows per CTA (80 registers)", &launch_config<Hopper>},
       {"09 always 16 rows per CTA (128 registers)", &launch_config<Hopper16Rows>},
+      {"09 tensor cores (mma.sync s8), 64-row CTAs of up to 8 warps", &launch_mma<HopperMma>},
+      {"09 tensor cores (mma.sync s8), 64-row CTAs of up to 4 warps", &launch_mma<HopperMma4Warps>},
   };
   return gemm::bench::run(argc, argv, kStage, GEMM_PREDECESSOR_ID, plan);
 }

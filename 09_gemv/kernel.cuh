@@ -571,6 +571,296 @@ int ctas_per_sm(int warps) {
   return cached[warps];
 }
 
+// ---- A variant: the dot products on the tensor cores (mma.sync, s8) --------------------------------
+//
+// The integer path above spends per 8 values of a row 4 prmt lookups, their 3 selectors (xor, 2 shifts)
+// and 4 dp4a, and per block an IADD and an I2FP. Here the same signed bytes (lookup4 of a row's
+// positive and negative codes, signed4 of the vector) go to the tensor cores,
+// `mma.sync.m16n8k32.s32.s8.s8.s32`: one MMA takes 8 values of 2 rows from every lane, so the 4 dp4a
+// per 8 values of a row become 1 MMA (half per sign), off the FMA-heavy pipe. (The FP8 form of the
+// same MMA, which would need no sign split, is not native on sm_90: ptxas converts its operands to
+// FP16 and runs HMMA.)
+//
+// Layout. Lane (g, t) = (lane / 4, lane % 4) owns the 8 rows of one row group (g) and 32 bytes of each
+// row per step (bytes 32t..32t+31 of a 128-byte step: one scale tile, 4 blocks). In an MMA, rows g and
+// g + 8 of A are the lane's two rows of a pair, its k = 4t..4t+3 and 16+4t..16+4t+3 the low and the
+// high half-word of one word, and column n of B is held by lanes (n, *). A lane puts its vector into B
+// only when t == g / 2 (lanes (2t, t) and (2t+1, t)), zero elsewhere, so D[g][2t] = D[g][2t+1] =
+// A(lane g,t) . B(lane 2t,t): every lane with the same t holds the same k range, so that is the lane's
+// own dot product, unmixed with the other lanes' blocks, whose scales differ. Lane (g, t) reads it as
+// c0 (row g: the pair's first row) and c2 (row g + 8: the second).
+template <int kMinCtas_, int kMaxWarps_ = 8>
+struct MmaConfig {
+  static constexpr int kMinCtas = kMinCtas_;   // CTAs of kMaxWarps warps per SM (__launch_bounds__)
+  static constexpr int kMaxWarps = kMaxWarps_;
+  static constexpr int kGroups = 8;            // 8-row groups per CTA: one per lane group g
+  static constexpr int kRows = kRowsPerGroup * kGroups;
+  static constexpr int kLaneBytes = 32;        // bytes of each of its rows a lane reads per step
+  static constexpr int kStepBytes = 4 * kLaneBytes;  // 4 lanes (t) per row
+};
+
+// D = A . B + C, 16 x 8 x 32 signed bytes, s32 accumulators (PTX ISA, mma.m16n8k32 fragments).
+__device__ __forceinline__ void mma_s8(uint32_t (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                       uint32_t b1, const uint32_t (&c)[4]) {
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%10, %11, %12, %13};"
+      : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]));
+}
+
+// signed4 in three instructions: the bytes of lookup4(w) and lookup4(w ^ kSignBits) are at most 12 and
+// never both nonzero, so pos + 0x80 - neg per byte lies in 116..140 (no carry or borrow between bytes),
+// and flipping bit 7 back leaves pos - neg as a signed byte.
+__device__ __forceinline__ uint32_t signed4_fast(uint32_t lo, uint32_t w) {
+  constexpr uint32_t kHigh = 0x80808080u;
+  return (lookup4(lo, w) + kHigh - lookup4(lo, w ^ kSignBits)) ^ kHigh;
+}
+
+// Four E4M3 scales (bit 7 already cleared) -> four floats.
+__device__ __forceinline__ void decode_scales4(uint32_t word, float (&s)[4]) {
+  uint32_t h2[2];
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2[0]) : "h"(uint16_t(word)));
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2[1]) : "h"(uint16_t(word >> 16)));
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const float2 f = __half22float2(*reinterpret_cast<__half2*>(&h2[i]));
+    s[2 * i] = f.x;
+    s[2 * i + 1] = f.y;
+  }
+}
+
+// One step of one warp: 32 bytes of each of the lane's 8 rows. kTail: the step reaches past the row
+// end (K is a multiple of 32, the step 128 bytes of a row): a lane's chunk or its upper half may lie
+// past it; those halves are read at the row's first bytes and weighed by zero (vector words and scales
+// zeroed, so no undefined scale byte of the padding reaches a product).
+template <bool kTail>
+__device__ __forceinline__ void mma_step(float (&acc)[8], int64_t byte, uint32_t row_bytes, const uint8_t* a_base,
+                                         const uint32_t (&row_k)[8], const uint8_t* b_base, const uint8_t* sfb_base,
+                                         const uint8_t* sfa_base, bool holds_b, uint32_t table_lo) {
+  constexpr uint32_t kNoSign = 0x7F7F7F7Fu;
+  bool in_lo = true, in_hi = true;
+  int64_t at_lo = byte, at_hi = byte + 16;
+  if constexpr (kTail) {
+    in_lo = byte < row_bytes;
+    in_hi = byte + 16 < row_bytes;
+    at_lo = in_lo ? byte : 0;
+    at_hi = in_hi ? byte + 16 : 0;
+  }
+  // 1. Loads: A first (16 loads in flight per lane), then the vector and the scales.
+  uint32_t a[8][8];
+  const uint8_t* a_lo = a_base + at_lo;
+  const uint8_t* a_hi = a_base + at_hi;
+#pragma unroll
+  for (int r = 0; r < 8; ++r) {
+    const uint64_t row = uint64_t(row_k[r]) * row_bytes;
+    const Chunk16 lo = load_a16<ALoad::kNoAllocate>(a_lo + row);
+    const Chunk16 hi = load_a16<ALoad::kNoAllocate>(kTail ? a_hi + row : a_lo + row + 16);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      a[r][i] = lo.w[i];
+      a[r][4 + i] = hi.w[i];
+    }
+  }
+  const uint4 vlo = load_cached16(b_base + at_lo), vhi = load_cached16(b_base + at_hi);
+  const int64_t tile = at_lo / 32 * gemm::kSfTileBytes;  // the chunk is one scale tile
+  const uint32_t sfb_word = load_cached4(sfb_base + tile);
+  const uint4 sfa_line0 = load_cached16(sfa_base + tile), sfa_line1 = load_cached16(sfa_base + tile + 16);
+
+  // 2. The vector's words, kept in lanes (2t, t) and (2t+1, t) only (zero elsewhere), and its scales.
+  uint32_t v[8] = {vlo.x, vlo.y, vlo.z, vlo.w, vhi.x, vhi.y, vhi.z, vhi.w};
+  uint32_t mask = kNoSign;
+  if constexpr (kTail) mask = in_hi ? kNoSign : in_lo ? 0x00007F7Fu : 0u;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const bool keep = holds_b && (i < 4 ? in_lo : in_hi);
+    v[i] = keep ? v[i] : 0u;
+  }
+  float sb[4];
+  decode_scales4(sfb_word & mask, sb);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) sb[j] *= 0.25f;  // both operands are twice the values
+
+  // 3. Per half of the chunk (2 blocks), pair of rows and block: two words through the tensor cores.
+  const uint32_t* l0 = reinterpret_cast<const uint32_t*>(&sfa_line0);
+  const uint32_t* l1 = reinterpret_cast<const uint32_t*>(&sfa_line1);
+  const uint32_t zero[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    uint32_t b[4][2];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      b[i][0] = signed4_fast(table_lo, v[4 * half + i]);
+      b[i][1] = signed4_fast(table_lo, __umulhi(v[4 * half + i], 0x10000u));
+    }
+#pragma unroll
+    for (int r = 0; r < 8; r += 2) {
+      // Rows r and r + 1 of the group: lines 0 and 1 of the sector, word r / 2 (sf_layout.h).
+      float sa0[4], sa1[4];
+      decode_scales4(l0[r / 2] & mask, sa0);
+      decode_scales4(l1[r / 2] & mask, sa1);
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int blk = 2 * half + j;
+        uint32_t pos[4], neg[4];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const int word = 2 * blk + i;
+          const uint32_t w0 = a[r][word], w1 = a[r + 1][word];
+          const uint32_t x0 = w0 ^ kSignBits, x1 = w1 ^ kSignBits;
+          const uint32_t cp[4] = {i == 0 ? zero[0] : pos[0], i == 0 ? zero[1] : pos[1], i == 0 ? zero[2] : pos[2],
+                                  i == 0 ? zero[3] : pos[3]};
+          const uint32_t cn[4] = {i == 0 ? zero[0] : neg[0], i == 0 ? zero[1] : neg[1], i == 0 ? zero[2] : neg[2],
+                                  i == 0 ? zero[3] : neg[3]};
+          // The upper four codes as a multiply-high (the multiply pipe, beside prmt on the ALU's).
+          mma_s8(pos, lookup4(table_lo, w0), lookup4(table_lo, w1), lookup4(table_lo, __umulhi(w0, 0x10000u)),
+                 lookup4(table_lo, __umulhi(w1, 0x10000u)), b[2 * j + i][0], b[2 * j + i][1], cp);
+          mma_s8(neg, lookup4(table_lo, x0), lookup4(table_lo, x1), lookup4(table_lo, __umulhi(x0, 0x10000u)),
+                 lookup4(table_lo, __umulhi(x1, 0x10000u)), b[2 * j + i][0], b[2 * j + i][1], cn);
+        }
+        acc[r] = fmaf(float(int(pos[0] - neg[0])), sa0[blk] * sb[blk], acc[r]);
+        acc[r + 1] = fmaf(float(int(pos[2] - neg[2])), sa1[blk] * sb[blk], acc[r + 1]);
+      }
+    }
+  }
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kMaxWarps * kLanes, Cfg::kMinCtas)
+nvfp4_gemv_mma(int M, int K, int splits, const uint8_t* __restrict__ A, const uint8_t* __restrict__ SFA,
+               const uint8_t* __restrict__ B, const uint8_t* __restrict__ SFB, float alpha, __half* __restrict__ C) {
+  constexpr int kRows = Cfg::kRows;
+  const int warps = blockDim.x / kLanes, warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
+  const int g = lane / 4, t = lane % 4;
+  const int split = blockIdx.x % splits;  // the rank in the cluster: clusters are consecutive CTAs in x
+  const int64_t first_group = int64_t(blockIdx.x / splits) * Cfg::kGroups;
+  const int64_t batch = blockIdx.y;
+  const uint32_t row_bytes = uint32_t(K / 2);
+  const int64_t first_row = group_row(first_group, 0);
+  if (first_row >= M) return;  // a whole cluster leaves together
+
+  // The lane's group: g. Its 8 rows lie within the CTA's 128-row block; a row past M rereads the
+  // CTA's first row and is never written.
+  const int64_t group = first_group + g;
+  uint32_t row_k[8];
+#pragma unroll
+  for (int r = 0; r < 8; ++r) {
+    const int64_t m = group_row(group, r);
+    row_k[r] = m < M ? uint32_t(m - first_row) : 0u;
+  }
+  const int64_t tiles_per_block = gemm::sf_padded_cols(K) / gemm::kSfTileCols;
+  const uint8_t* a_base = A + (batch * M + first_row) * int64_t(row_bytes);
+  const uint8_t* b_base = B + batch * int64_t(row_bytes);
+  const uint8_t* sfb_base = SFB + batch * gemm::sf_batch_bytes(1, K);
+  const uint8_t* sfa_base = SFA + batch * gemm::sf_batch_bytes(M, K) +
+                            (group / kGroupsPer128) * tiles_per_block * gemm::kSfTileBytes + (group % kGroupsPer128) * 2 * 16;
+  const bool holds_b = t == g / 2;
+  const uint32_t table_lo = table_register();
+
+  float acc[8];
+#pragma unroll
+  for (int r = 0; r < 8; ++r) acc[r] = 0.0f;
+  // Steps of 128 bytes of every row; this warp takes steps warp + split * warps, + warps * splits, ...
+  // Whole steps in the loop, the one that reaches past the row end (if any) after it.
+  const int64_t stride = int64_t(warps) * splits * Cfg::kStepBytes;
+  int64_t step = (warp + int64_t(split) * warps) * Cfg::kStepBytes;
+#pragma unroll 1
+  for (; step + Cfg::kStepBytes <= row_bytes; step += stride)
+    mma_step<false>(acc, step + 32 * t, row_bytes, a_base, row_k, b_base, sfb_base, sfa_base, holds_b, table_lo);
+  if (step < row_bytes)
+    mma_step<true>(acc, step + 32 * t, row_bytes, a_base, row_k, b_base, sfb_base, sfa_base, holds_b, table_lo);
+
+  // 4. Reductions in a fixed order: the 4 lanes of a row (t), warps (shared memory), cluster ranks.
+  __shared__ float warp_sums[Cfg::kMaxWarps][kRows];
+  __shared__ float cta_sums[kRows];
+#pragma unroll
+  for (int r = 0; r < 8; ++r) {
+    float s = acc[r];
+    s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
+    s += __shfl_xor_sync(0xFFFFFFFFu, s, 2);
+    if (t == 0) warp_sums[warp][g * kRowsPerGroup + r] = s;
+  }
+  __syncthreads();
+  if (threadIdx.x < kRows) {
+    float s = warp_sums[0][threadIdx.x];
+    for (int w = 1; w < warps; ++w) s += warp_sums[w][threadIdx.x];
+    cta_sums[threadIdx.x] = s;
+  }
+  if (splits > 1) {
+    gemm::ptx::cluster_sync();
+    if (split == 0 && threadIdx.x < kRows) {
+      const uint32_t local = uint32_t(__cvta_generic_to_shared(&cta_sums[threadIdx.x]));
+      float s = cta_sums[threadIdx.x];
+      for (int rank = 1; rank < splits; ++rank)
+        s += __uint_as_float(gemm::ptx::ld_cluster_u32(gemm::ptx::map_to_rank(local, uint32_t(rank))));
+      cta_sums[threadIdx.x] = s;
+    }
+    gemm::ptx::cluster_sync();
+  } else {
+    __syncthreads();
+  }
+  if (split == 0 && threadIdx.x < kRows) {
+    const int64_t m = group_row(first_group + threadIdx.x / kRowsPerGroup, threadIdx.x % kRowsPerGroup);
+    if (m < M) C[batch * M + m] = __float2half_rn(cta_sums[threadIdx.x] * alpha);
+  }
+}
+
+template <class Cfg>
+int mma_ctas_per_sm(int warps) {
+  static int cached[Cfg::kMaxWarps + 1] = {};
+  if (cached[warps] == 0) {
+    int n = 0;
+    if (!gemm::gpu_info().usable ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, nvfp4_gemv_mma<Cfg>, warps * kLanes, 0) != cudaSuccess ||
+        n < 1) {
+      (void)cudaGetLastError();
+      n = std::max(1, Cfg::kMinCtas * Cfg::kMaxWarps / warps);
+    }
+    cached[warps] = n;
+  }
+  return cached[warps];
+}
+
+// As plan(), for 64-row CTAs of up to Cfg::kMaxWarps warps: K over a cluster where M * L leaves most SMs
+// idle, then the warps per CTA follow K, then the one-wave rule (fewer warps, at least 2, where that
+// makes every CTA resident at once).
+template <class Cfg>
+LaunchPlan plan_mma(int M, int K, int L, int sm_count) {
+  LaunchPlan p;
+  const int64_t full_blocks = M / gemm::kSfTileRows, rest = M % gemm::kSfTileRows;
+  p.groups = full_blocks * kGroupsPer128 + (rest == 0 ? 0 : rest >= 32 ? kGroupsPer128 : (rest + 1) / 2);
+  const int64_t ctas = (p.groups + Cfg::kGroups - 1) / Cfg::kGroups;
+  const int64_t steps = (int64_t(K / 2) + Cfg::kStepBytes - 1) / Cfg::kStepBytes;
+  while (p.splits < kMaxSplits && ctas * L * p.splits < 2 * int64_t(sm_count) && steps >= 2 * p.splits * 2)
+    p.splits *= 2;
+  p.warps = int(std::min<int64_t>(Cfg::kMaxWarps, (steps + p.splits - 1) / p.splits));
+  const int64_t total = ctas * L * p.splits;
+  if (total > int64_t(mma_ctas_per_sm<Cfg>(p.warps)) * sm_count)
+    for (int w = p.warps / 2; w >= 2; w /= 2)
+      if (total <= int64_t(mma_ctas_per_sm<Cfg>(w)) * sm_count) {
+        p.warps = w;
+        break;
+      }
+  if (ctas * p.splits > INT_MAX)
+    throw std::invalid_argument("stage09: M = " + std::to_string(M) + " needs more CTAs than a grid holds");
+  p.ctas_per_batch = int(ctas * p.splits);
+  return p;
+}
+
+template <class Cfg>
+void launch_mma(const gemm::Nvfp4GemvArgs& args, cudaStream_t stream) {
+  gemm::validate_gemv(args);
+  const gemm::GpuInfo& gpu = gemm::gpu_info();
+  const LaunchPlan p = plan_mma<Cfg>(args.M, args.K, args.L, gpu.usable ? gpu.sm_count : kSmsWithoutGpu);
+  gemm::launch_kernel(nvfp4_gemv_mma<Cfg>,
+                      {dim3(unsigned(p.ctas_per_batch), unsigned(args.L)), unsigned(p.warps * kLanes), 0, stream,
+                       dim3(unsigned(p.splits))},
+                      args.M, args.K, p.splits, args.A, args.SFA, args.B, args.SFB, args.alpha, args.C);
+}
+
+// The tensor-core variants the benchmark times: 8 warps (2 CTAs per SM at 128 registers) or 4.
+using HopperMma = MmaConfig<2, 8>;
+using HopperMma4Warps = MmaConfig<4, 4>;
+
 // The stage's configurations: 32-byte chunks where one load moves them (sm_100), 16 bytes elsewhere.
 // Hopper: 8-row CTAs at most 80 registers (6 CTAs of 4 warps per SM) with the one-wave rule of plan(),
 // and, where the grid still has 2 CTAs per SM with twice the rows, 16-row CTAs at most 128 registers:

@@ -58,6 +58,14 @@ TEST_P(GpuGemvVariants, UncappedRegistersMatchCpuReference) {
   gemm::testing::run_case(stage09::launch_config<stage09::Config<16, 1, stage09::ALoad::kNoAllocatePrefetch256>>,
                           GetParam(), {8, 1, 1024});
 }
+TEST_P(GpuGemvVariants, TensorCoreProductsMatchCpuReference) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(stage09::launch_mma<stage09::HopperMma>, GetParam(), {8, 1, 1024});
+}
+TEST_P(GpuGemvVariants, TensorCoreProductsFourWarpsMatchCpuReference) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(stage09::launch_mma<stage09::HopperMma4Warps>, GetParam(), {8, 1, 1024});
+}
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuGemvVariants, ::testing::ValuesIn(variant_cases()), gemm::testing::case_name);
 
 // ---- The alignments the contract allows ---------------------------------------------------------------
@@ -113,6 +121,9 @@ const AlignmentRun kAlignmentRuns[] = {
     {"chunk32_least_aligned", launch_least_aligned<stage09::launch_config<stage09::Blackwell>>, 1},
     {"eight_rows_least_aligned", launch_least_aligned<stage09::launch_config<stage09::Hopper>>, 1},
     {"sixteen_rows_least_aligned", launch_least_aligned<stage09::launch_config<stage09::Hopper16Rows>>, 1},
+    {"mma", stage09::launch_mma<stage09::HopperMma>, 0},
+    {"mma_least_aligned", launch_least_aligned<stage09::launch_mma<stage09::HopperMma>>, 1},
+    {"mma_four_warps_least_aligned", launch_least_aligned<stage09::launch_mma<stage09::HopperMma4Warps>>, 1},
 };
 
 class GpuGemvAlignment
