@@ -39,14 +39,19 @@ EncodeTiled encode_fn() {
 
 }  // namespace
 
-TensorMapPlan plan_packed_operand(const uint8_t* base, int rows, int K, int L, int box_rows, int box_bytes) {
+TensorMapPlan plan_packed_operand(const uint8_t* base, int rows, int K, int L, int box_rows, int box_bytes,
+                                  int bits_per_value) {
   TensorMapPlan p;
   if (!base) reject("base pointer is null");
   if (reinterpret_cast<uintptr_t>(base) % 16) reject("base must be 16-byte aligned");
-  if (rows < 1 || K < 2 || L < 1) reject("rows, K and L must be positive");
-  if (K % 2) reject("K must be even (two values per byte)");
-  const uint64_t pitch = uint64_t(K) / 2;
-  if (pitch % 16) reject("row pitch K/2 = " + std::to_string(pitch) + " bytes must be a multiple of 16 (K a multiple of 32)");
+  if (bits_per_value != 4 && bits_per_value != 8) reject("values must be 4 or 8 bits");
+  const int per_byte = 8 / bits_per_value;
+  if (rows < 1 || K < per_byte || L < 1) reject("rows, K and L must be positive");
+  if (K % per_byte) reject("K must be even (two values per byte)");
+  const uint64_t pitch = uint64_t(K) / uint64_t(per_byte);
+  if (pitch % 16)
+    reject(std::string("row pitch ") + (per_byte == 2 ? "K/2" : "K") + " = " + std::to_string(pitch) +
+           " bytes must be a multiple of 16 (K a multiple of " + std::to_string(16 * per_byte) + ")");
   if (box_rows < 1 || box_rows > int(kMaxBox) || box_bytes < 16 || box_bytes % 16)
     reject("box must be 1..256 rows of a multiple of 16 bytes");
   if (box_bytes > 128) reject("with the 128-byte swizzle a box row is at most 128 bytes");
@@ -66,13 +71,14 @@ TensorMapPlan plan_packed_operand(const uint8_t* base, int rows, int K, int L, i
   return p;
 }
 
-TensorMapPlan plan_sf_lines(const uint8_t* base, int rows, int K, int L, int box_lines) {
+TensorMapPlan plan_sf_lines(const uint8_t* base, int rows, int K, int L, int box_lines, int values_per_scale) {
   TensorMapPlan p;
   if (!base) reject("base pointer is null");
   if (reinterpret_cast<uintptr_t>(base) % 16) reject("base must be 16-byte aligned");
   if (rows < 1 || K < 1 || L < 1) reject("rows, K and L must be positive");
   if (box_lines < 1 || box_lines > int(kMaxBox)) reject("box must be 1..256 lines");
-  const uint64_t batch_bytes = uint64_t(sf_batch_bytes(rows, K));  // a multiple of 512
+  if (values_per_scale != kSfVector && values_per_scale != kMxSfVector) reject("values per scale must be 16 or 32");
+  const uint64_t batch_bytes = uint64_t(sf_batch_bytes(rows, K, values_per_scale));  // a multiple of 512
   p.base = base;
   p.dims[0] = 16;
   p.dims[1] = batch_bytes / 16;
@@ -91,14 +97,25 @@ TensorMapPlan plan_sf_lines(const uint8_t* base, int rows, int K, int L, int box
 }
 
 TensorMapPlan plan_fp16_output(const void* base, int M, int N, int L, int box_rows, int box_cols) {
+  return plan_output(base, M, N, L, box_rows, box_cols, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+}
+
+TensorMapPlan plan_output(const void* base, int M, int N, int L, int box_rows, int box_cols, CUtensorMapDataType dtype) {
   TensorMapPlan p;
+  const bool two = dtype == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 || dtype == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  if (!two && dtype != CU_TENSOR_MAP_DATA_TYPE_FLOAT32) reject("the output must be FP16, BF16 or FP32");
+  const int e = two ? 2 : 4;  // bytes per element
+  const char* name = dtype == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 ? "halves" : two ? "BF16 values" : "floats";
   if (!base) reject("base pointer is null");
   if (reinterpret_cast<uintptr_t>(base) % 16) reject("base must be 16-byte aligned");
   if (M < 1 || N < 1 || L < 1) reject("M, N and L must be positive");
-  const uint64_t pitch = uint64_t(N) * 2;
-  if (pitch % 16) reject("row pitch 2N = " + std::to_string(pitch) + " bytes must be a multiple of 16 (N a multiple of 8)");
-  if (box_rows < 1 || box_rows > int(kMaxBox) || box_cols < 8 || box_cols * 2 > 64 || box_cols % 8)
-    reject("box must be 1..256 rows of 8..32 halves (16..64 bytes, the 64-byte swizzle span)");
+  const uint64_t pitch = uint64_t(N) * uint64_t(e);
+  if (pitch % 16)
+    reject("row pitch " + std::to_string(e) + "N = " + std::to_string(pitch) + " bytes must be a multiple of 16 (N a multiple of " +
+           std::to_string(16 / e) + ")");
+  if (box_rows < 1 || box_rows > int(kMaxBox) || box_cols * e < 16 || box_cols * e > 64 || box_cols * e % 16)
+    reject("box must be 1..256 rows of " + std::to_string(16 / e) + ".." + std::to_string(64 / e) + " " + name +
+           " (16..64 bytes, the 64-byte swizzle span)");
   p.base = base;
   p.dims[0] = uint64_t(N);
   p.dims[1] = uint64_t(M);
@@ -109,8 +126,8 @@ TensorMapPlan plan_fp16_output(const void* base, int M, int N, int L, int box_ro
   p.box[1] = uint32_t(box_rows);
   p.box[2] = 1;
   p.swizzle = CU_TENSOR_MAP_SWIZZLE_64B;
-  p.dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  p.element_bytes = 2;
+  p.dtype = dtype;
+  p.element_bytes = uint32_t(e);
   for (uint64_t d : p.dims)
     if (d > kMaxDim) reject("a dimension exceeds 2^32");
   for (uint64_t s : p.strides)

@@ -33,18 +33,21 @@ struct TensorMapPlan {
 };
 
 // The map of a packed K-major operand: rows x K values x L batches, boxes of box_rows rows x
-// box_bytes bytes (box_bytes <= 128 with the 128-byte swizzle). Throws std::invalid_argument for
-// what TMA cannot address: a base that is not 16-byte aligned, a row pitch (K/2 bytes) that is not a
-// multiple of 16, dimensions or strides beyond TMA's limits.
-TensorMapPlan plan_packed_operand(const uint8_t* base, int rows, int K, int L, int box_rows, int box_bytes);
+// box_bytes bytes (box_bytes <= 128 with the 128-byte swizzle). bits_per_value: 4 (E2M1, two values
+// a byte, the default) or 8 (E4M3 and E5M2 of MXFP8, one a byte). Throws std::invalid_argument for
+// what TMA cannot address: a base that is not 16-byte aligned, a row pitch (K * bits / 8 bytes) that
+// is not a multiple of 16, dimensions or strides beyond TMA's limits.
+TensorMapPlan plan_packed_operand(const uint8_t* base, int rows, int K, int L, int box_rows, int box_bytes,
+                                  int bits_per_value = 4);
 
 // The map of a blocked scale-factor array (common/sf_layout.h) seen as lines of 16 bytes: {16 bytes,
 // sf_batch_bytes(rows, K) / 16 lines, L batches}, boxes of box_lines lines, no swizzle, so a box
 // lands in shared memory exactly as it lies in global memory. A 512-byte atom is 32 lines; the
 // scales of a 128-row block for 256 values of k are 4 consecutive atoms, 128 lines. (Plain bulk copies
 // move these bytes as well, but only a tensor copy can complete on the other CTA of a pair's
-// barrier: cp.async.bulk has no .cta_group.) Throws std::invalid_argument like plan_packed_operand.
-TensorMapPlan plan_sf_lines(const uint8_t* base, int rows, int K, int L, int box_lines);
+// barrier: cp.async.bulk has no .cta_group.) values_per_scale: 16 (NVFP4, the default) or 32 (MXFP8,
+// whose atom covers 128 values of k). Throws std::invalid_argument like plan_packed_operand.
+TensorMapPlan plan_sf_lines(const uint8_t* base, int rows, int K, int L, int box_lines, int values_per_scale = 16);
 
 // The map of the FP16 output C (M x N x L, row-major) for TMA stores: {N, M, L} elements, boxes of
 // box_rows rows x box_cols columns, the 64-byte swizzle (a box row of 32 halves is one 64-byte
@@ -52,6 +55,12 @@ TensorMapPlan plan_sf_lines(const uint8_t* base, int rows, int K, int L, int box
 // std::invalid_argument where TMA cannot address C: a base that is not 16-byte aligned, or a row
 // pitch (2N bytes) that is not a multiple of 16 (N % 8 != 0).
 TensorMapPlan plan_fp16_output(const void* base, int M, int N, int L, int box_rows, int box_cols);
+
+// The same for an output of another element type: FP16, BF16 (2 bytes) or FP32 (4 bytes), named by
+// its TMA data type. A box row is at most 64 bytes (the 64-byte swizzle span): 32 halves, 16 floats.
+// Throws std::invalid_argument where a row of N elements is not a multiple of 16 bytes, or for a base
+// that is not 16-byte aligned.
+TensorMapPlan plan_output(const void* base, int M, int N, int L, int box_rows, int box_cols, CUtensorMapDataType dtype);
 
 // The map of `bytes` contiguous bytes for 1-D tensor copies (rank 1), boxes of box_bytes bytes, counted in
 // 8-byte elements: TMA's box is at most 256 elements, and 8-byte ones let one copy move 2048 bytes, the

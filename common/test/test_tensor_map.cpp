@@ -1,6 +1,7 @@
 // The 1-D tensor map of common/tensor_map.h (plan_bytes_1d), on the CPU: what it asks the driver for,
 // and every layout TMA cannot address rejected with the rule it breaks, before any driver call. The
-// 3-D plans of the operands are tested where TMA first appears (04_tma_mbarrier/test.cu).
+// 3-D plans of the NVFP4 operands are tested where TMA first appears (04_tma_mbarrier/test.cu); their
+// MXFP8 forms (one byte per value, 32 values per scale) and the FP32 and BF16 outputs here.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -44,6 +45,51 @@ TEST(TensorMapPlan1d, RejectsWhatTmaCannotAddress) {
   expect_rejected(kBase, 8192, 2064, "box must be 16..2048 bytes");
   expect_rejected(kBase, 1024, 2048, "larger than the tensor");
   expect_rejected(kBase, (uint64_t(1) << 35) + 16, 2048, "exceeds 2^32");
+}
+
+// MXFP8: a row of K values is K bytes (8 bits a value), so K need only be a multiple of 16 for TMA
+// (the MXFP8 contract asks for 32); a scale column is 32 values, so K = 160 needs 5 columns, padded
+// to 8 (two atoms a 128-row block).
+TEST(TensorMapPlanMxfp8, OneBytePerValueAndThirtyTwoValuesPerScale) {
+  const TensorMapPlan a = plan_packed_operand(kBase, 300, 160, 2, 128, 128, 8);
+  EXPECT_EQ(a.dims[0], 160u);
+  EXPECT_EQ(a.strides[0], 160u);
+  EXPECT_EQ(a.strides[1], 160u * 300u);
+  EXPECT_EQ(plan_packed_operand(kBase, 300, 160, 2, 128, 80).dims[0], 80u);  // NVFP4: K/2 bytes
+  try {
+    plan_packed_operand(kBase, 300, 40, 1, 128, 128, 8);
+    ADD_FAILURE() << "a 40-byte row pitch was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("row pitch K = 40 bytes must be a multiple of 16 (K a multiple of 16)"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_THROW(plan_packed_operand(kBase, 300, 160, 1, 128, 128, 6), std::invalid_argument);
+  const TensorMapPlan sf = plan_sf_lines(kBase, 300, 160, 2, 32, 32);
+  EXPECT_EQ(sf.dims[1], uint64_t(3 * 2 * 512 / 16));  // 3 row blocks x 2 atoms of 32 lines
+  EXPECT_EQ(sf.strides[1], uint64_t(3 * 2 * 512));
+  EXPECT_EQ(plan_sf_lines(kBase, 300, 160, 2, 32).dims[1], uint64_t(3 * 3 * 512 / 16));  // NVFP4: 10 columns -> 12
+  EXPECT_THROW(plan_sf_lines(kBase, 300, 160, 2, 32, 24), std::invalid_argument);
+}
+
+TEST(TensorMapPlanOutput, Fp32AndBf16RowsOn16ByteBoundaries) {
+  const TensorMapPlan f = plan_output(kBase, 100, 12, 3, 32, 16, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+  EXPECT_EQ(f.element_bytes, 4u);
+  EXPECT_EQ(f.strides[0], 48u);
+  EXPECT_EQ(f.box[0], 16u);
+  EXPECT_EQ(f.swizzle, CU_TENSOR_MAP_SWIZZLE_64B);
+  const TensorMapPlan b = plan_output(kBase, 100, 24, 1, 32, 32, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  EXPECT_EQ(b.element_bytes, 2u);
+  EXPECT_EQ(b.dtype, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  try {
+    plan_output(kBase, 100, 6, 1, 32, 16, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    ADD_FAILURE() << "24-byte FP32 rows were accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("row pitch 4N = 24 bytes must be a multiple of 16 (N a multiple of 4)"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_THROW(plan_output(kBase, 100, 8, 1, 32, 32, CU_TENSOR_MAP_DATA_TYPE_FLOAT32), std::invalid_argument);  // 128 B
+  EXPECT_THROW(plan_output(kBase, 100, 8, 1, 32, 8, CU_TENSOR_MAP_DATA_TYPE_UINT8), std::invalid_argument);
+  EXPECT_THROW(plan_output(kBase + 8, 100, 8, 1, 32, 16, CU_TENSOR_MAP_DATA_TYPE_FLOAT32), std::invalid_argument);
 }
 
 }  // namespace
