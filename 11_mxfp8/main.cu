@@ -1,0 +1,112 @@
+// stage11: what MXFP8 changes in stage 07's kernel (one byte per value, the k-tile of 128 values and
+// its one scale atom, the four MMAs that read the four bytes of each scale cell through their scale
+// ids, the budgets), the roles and barriers (stage 07's); then the kernel run, checked and timed
+// (EMULATED on Hopper).  ./stage11 --help for options.
+#include <cstdio>
+#include <string>
+
+#include "kernel.cuh"
+
+#include "common/device_info.h"
+#include "common/harness/schedule_print.h"
+#include "common/harness/stage_program.h"
+#include "common/sf_layout.h"
+
+namespace {
+
+using gemm::program::section;
+namespace tc = gemm::tcgen05;
+
+void format_walkthrough(const gemm::program::Options& o) {
+  section("The format: one byte per value, one UE8M0 scale per 32 values");
+  std::printf("  A (M x K) and B (N x K): E4M3 or E5M2 bytes, K-major; a 128-byte TMA box row = %d values of k\n",
+              stage11::kTileK);
+  std::printf("  SFA, SFB: one scale 2^(e - 127) per 32 values, in the blocked atoms of NVFP4: 128 rows x 4 scale\n"
+              "  columns = 512 B, row r at byte (r %% 32) * 16 + (r / 32) * 4 + column; one atom now covers %d values\n"
+              "  of k (NVFP4's covers 64)\n", 4 * gemm::kMxSfVector);
+  std::printf("  at K = %d: %lld scale columns, padded to %lld (%lld atoms per 128-row block)\n", o.K,
+              (long long)((o.K + gemm::kMxSfVector - 1) / gemm::kMxSfVector),
+              (long long)gemm::sf_padded_cols(o.K, gemm::kMxSfVector),
+              (long long)(gemm::sf_padded_cols(o.K, gemm::kMxSfVector) / gemm::kSfTileCols));
+
+  section("Per k-tile of 128 values: one atom of each scale, four MMAs of K = 32");
+  std::printf("  tcgen05.cp .32x128b.warpx4: SFA's atom -> 4 TMEM columns, SFB's atom -> 4 columns; each row's\n"
+              "  4-byte cell holds the k-tile's 4 scales, byte j for k = 32 j .. 32 j + 31\n");
+  std::printf("  tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32, M = %d, N = %d, K = %d:\n",
+              stage11::kBM, stage11::kBN, stage11::kMmaK);
+  for (int j = 0; j < stage11::kStepsPerTile; ++j) {
+    const uint32_t d = stage11::instr_descriptor(tc::kMxTypeE4M3, tc::kMxTypeE4M3, j);
+    const auto f = tc::decode_mxf8f6f4_instr_descriptor(d);
+    std::printf("    step %d: A, B descriptors +%3d B into the swizzle row; idesc 0x%08X (E4M3 x E4M3, UE8M0,\n"
+                "            SFA_ID %u, SFB_ID %u: byte %u of each scale cell)\n",
+                j, j * stage11::kMmaStepBytes, d, f.sfa_id, f.sfb_id, f.sfa_id);
+  }
+  std::printf("  E5M2 operands change only the A and B type fields (E5M2 x E4M3, step 0: idesc 0x%08X)\n",
+              stage11::instr_descriptor(tc::kMxTypeE5M2, tc::kMxTypeE4M3, 0));
+}
+
+void budget_walkthrough() {
+  section("Tensor Memory (each CTA; 512 columns) and shared memory");
+  for (int acc = 0; acc < stage11::kAccBuffers; ++acc)
+    std::printf("  accumulator %d: columns %u..%u (%d x %d FP32 per pair)\n", acc, stage11::d_column(acc),
+                stage11::d_column(acc) + stage11::kBN - 1, stage11::kBM, stage11::kBN);
+  std::printf("  scales: %d slots x %d columns from column %u = %d columns (stage 07: 32 a slot); used %d of %u\n",
+              stage11::kSlots, stage11::kSfColumnsPerSlot, stage11::sfa_column(0),
+              stage11::kSlots * stage11::kSfColumnsPerSlot, stage11::kTmemColumnsUsed, stage11::kTmemColumns);
+  std::printf("  a slot: A %d B + B %d B + SFA %d B + SFB %d B = %d B (stage 07: 28672)\n", stage11::kPackedTileBytes,
+              stage11::kBBytes, stage11::kSfBlockBytes, stage11::kSfBlockBytes * stage11::kSfbAtoms,
+              int(sizeof(stage11::Slot)));
+  std::printf("  slots: %d by shared memory, %d by Tensor Memory -> %d\n", stage11::kSlotsBySmem,
+              stage11::kSlotsByTmem, stage11::kSlots);
+  std::printf("  shared memory: %d B with staging, barriers and alignment; + %d B kept for static shared memory = %d B\n"
+              "  of the %d B a block may use\n",
+              stage11::kSmemBytes, stage11::kStaticSmemMargin, stage11::kSmemBytes + stage11::kStaticSmemMargin,
+              stage11::kSmemPerBlock);
+  std::printf("  epilogue: 64-byte staging rows = %d FP32 or %d BF16 columns a TMA store box\n",
+              stage11::kSubTileCols<float>, stage11::kSubTileCols<__nv_bfloat16>);
+  gemm::program::print_resources("mxfp8_tcgen05_gemm<TMA store, FP32>",
+                                 reinterpret_cast<const void*>(&stage11::mxfp8_tcgen05_gemm<true, float>),
+                                 stage11::kThreads, stage11::kSmemBytes);
+}
+
+void schedule_walkthrough(const gemm::program::Options& o) {
+  const gemm::GpuInfo& g = gemm::gpu_info();
+  section("The schedule (stage 07's: unit u runs on pair u mod P)");
+  auto print = [](int M, int N, int K, int L, int pairs, const std::string& gpu) {
+    auto* base = reinterpret_cast<const uint8_t*>(0x10000);
+    const gemm::Mxfp8GemmArgs a{M, N, K, L, base, base, base, base, nullptr};
+    const stage11::Schedule s = stage11::make_schedule(a, pairs);
+    gemm::program::print_schedule({M, N, K, L, stage11::kBM, stage11::kBN, stage11::kTileK, s.tiles_m, s.tiles_n, 1,
+                                   s.units, s.pairs},
+                                  pairs, gpu);
+  };
+  const int shapes[3][4] = {{o.M, o.N, o.K, o.L}, {4096, 4096, 4096, 1}, {8192, 8192, 8192, 1}};
+  for (const auto& e : shapes) {
+    if (g.usable) print(e[0], e[1], e[2], e[3], stage11::resident_pairs(), g.name);
+    print(e[0], e[1], e[2], e[3], gemm::program::kB200Sms / stage11::kCtaGroup, "a B200 (148 SMs)");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const gemm::GpuInfo& g = gemm::gpu_info();
+  const bool emulated = g.usable && !g.tcgen05_native();
+  gemm::program::Options defaults;
+  if (emulated) {
+    defaults.M = defaults.N = defaults.K = 1024;
+    defaults.iters = 3;
+  }
+  const auto opts = gemm::program::parse(argc, argv, stage11::kStage, defaults);
+  gemm::program::banner(stage11::kStage);
+  if (emulated)
+    std::printf("\n  tcgen05 is EMULATED on this GPU (%s): the default problem is %d x %d x %d and %d timed runs;\n"
+                "  the time measures the emulator, not the kernel.\n",
+                g.name.c_str(), defaults.M, defaults.N, defaults.K, defaults.iters);
+  format_walkthrough(opts);
+  budget_walkthrough();
+  schedule_walkthrough(opts);
+  gemm::program::section("Run, check, time (FP32 C from E4M3 x E4M3)");
+  const auto result = gemm::program::run_and_check(stage11::kStage, opts);
+  return gemm::program::finish(stage11::kStage, opts, result);
+}

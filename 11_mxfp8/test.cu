@@ -1,0 +1,193 @@
+// Stage 11 against the CPU reference: the MXFP8 kind's cases (tails, L > 1, the layout tier whose 17
+// scale exponents per block make a wrong scale byte or atom fail, BF16 output, E5M2 operands), every
+// boundary of the 256 x 128 tile, a K sweep through the 8-slot ring, forced schedules, and both
+// epilogue paths for both outputs with C's neighbourhood guarded. On Hopper the tcgen05 instructions
+// run through the emulator, under the protocol checker.
+#include "kernel.cuh"
+
+#include <string>
+#include <vector>
+
+#include "common/harness/gemm_tests.h"
+
+namespace {
+
+using gemm::Mxfp8Element;
+using gemm::Mxfp8Output;
+using gemm::Mxfp8Types;
+using gemm::Tier;
+using gemm::testing::GemmCase;
+constexpr gemm::testing::Tile kTile{stage11::kBM, stage11::kBN, stage11::kTileK};
+constexpr Mxfp8Types kFp32{};
+constexpr Mxfp8Types kBf16{Mxfp8Output::kBf16, Mxfp8Element::kE4M3, Mxfp8Element::kE4M3};
+
+// A case of the MXFP8 kind at this shape, tier and types; the name seeds the data.
+GemmCase mx_case(const std::string& what, Tier tier, int M, int N, int K, int L = 1, Mxfp8Types t = kFp32) {
+  const gemm::Shape s = gemm::mxfp8_shape(M, N, K, L, t);
+  return {what + "_" + gemm::case_name(tier, s), s, tier};
+}
+
+std::vector<GemmCase> cases() {
+  auto c = gemm::testing::kind_cases(stage11::kStage, kTile);
+  for (int M : {1, 127, 128, 129, 255, 256, 257})
+    for (int N : {1, 16, 17, 127, 128, 129, 255, 257}) c.push_back(mx_case("tail", Tier::kExact, M, N, 160));
+  // K through the ring: one step, a partial tile, whole tiles, one round of the 8 slots and past it.
+  const int T = stage11::kTileK, S = stage11::kSlots;
+  for (int K : {32, 64, 96, T, S * T, (S + 1) * T + 32, 3 * S * T + 96})
+    for (Tier tier : {Tier::kExact, Tier::kLayout, Tier::kRealistic}) c.push_back(mx_case("pipeline", tier, 130, 260, K));
+  for (int K : {32, 96, S * T + 32}) c.push_back(mx_case("pipeline_bf16", Tier::kLayout, 130, 260, K, 1, kBf16));
+  // An M = 128 shape with a long K: fewer tiles than the pairs of any GPU.
+  c.push_back(mx_case("small_m", Tier::kRealistic, 128, 4096, 7168));
+  return c;
+}
+
+GEMM_STAGE_TESTS(Mxfp8Gemm, stage11::kStage, stage11::launch, cases(), kTile)
+
+// ---- Forced schedules ---------------------------------------------------------------------------------
+
+void one_pair(const gemm::Mxfp8GemmArgs& a, cudaStream_t s) { stage11::launch_with(a, s, {1, {}}); }
+void two_pairs(const gemm::Mxfp8GemmArgs& a, cudaStream_t s) { stage11::launch_with(a, s, {2, {}}); }
+void five_pairs(const gemm::Mxfp8GemmArgs& a, cudaStream_t s) { stage11::launch_with(a, s, {5, {}}); }
+
+struct ForcedCase {
+  const char* name;
+  gemm::Launcher launch;
+  GemmCase shape;
+};
+class GpuMxfp8GemmSchedule : public ::testing::TestWithParam<ForcedCase> {};
+TEST_P(GpuMxfp8GemmSchedule, MatchesCpuReference) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(GetParam().launch, GetParam().shape, kTile);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Forced, GpuMxfp8GemmSchedule,
+    ::testing::Values(
+        // One pair does every unit: 4 x 6 tiles, both accumulators reused, the ring's phases carried
+        // from unit to unit.
+        ForcedCase{"one_pair_many_units", one_pair, mx_case("one_pair", Tier::kExact, 1000, 700, 512)},
+        ForcedCase{"two_pairs_many_units", two_pairs, mx_case("two_pairs", Tier::kRealistic, 777, 555, 800)},
+        ForcedCase{"two_pairs_bf16", two_pairs, mx_case("two_pairs", Tier::kLayout, 777, 555, 800, 1, kBf16)},
+        // The schedule crosses batches: 3 batches of 2 x 2 tiles over 5 pairs.
+        ForcedCase{"batches_crossed", five_pairs, mx_case("batches", Tier::kLayout, 300, 200, 288, 3)}),
+    [](const ::testing::TestParamInfo<ForcedCase>& i) { return std::string(i.param.name); });
+
+// ---- Both epilogue paths, both outputs, with C's neighbourhood guarded ---------------------------------
+
+struct GuardCase {
+  const char* name;
+  GemmCase shape;
+  int c_offset;
+};
+class GpuMxfp8GemmGuards : public ::testing::TestWithParam<GuardCase> {};
+TEST_P(GpuMxfp8GemmGuards, WritesCAndNothingElse) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case_with_guards(stage11::launch, GetParam().shape, kTile, GetParam().c_offset);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Paths, GpuMxfp8GemmGuards,
+    ::testing::Values(
+        // TMA path, FP32 (N % 4 == 0): tails clipped in M and N; N = 132 leaves the second 16-column
+        // sub-tile of the last chunk wholly past N (skipped), N = 140 cuts one.
+        GuardCase{"tma_fp32_tails", mx_case("guard_tma", Tier::kExact, 129, 132, 288), 0},
+        GuardCase{"tma_fp32_cut_sub_tile", mx_case("guard_tma_cut", Tier::kLayout, 257, 140, 160), 0},
+        GuardCase{"tma_fp32_small", mx_case("guard_tma_small", Tier::kExact, 1, 4, 32), 0},
+        GuardCase{"tma_fp32_batches", mx_case("guard_tma_l3", Tier::kRealistic, 300, 200, 512, 3), 0},
+        // TMA path, BF16 (N % 8 == 0).
+        GuardCase{"tma_bf16_tails", mx_case("guard_tma", Tier::kExact, 129, 136, 288, 1, kBf16), 0},
+        GuardCase{"tma_bf16_batches", mx_case("guard_tma_l2", Tier::kLayout, 300, 264, 256, 2, kBf16), 0},
+        // Direct path: rows not on 16-byte boundaries, or C not 16-byte aligned.
+        GuardCase{"direct_fp32_odd_n", mx_case("guard_direct", Tier::kExact, 129, 131, 288), 0},
+        GuardCase{"direct_bf16_n_mod_8", mx_case("guard_direct", Tier::kExact, 129, 132, 288, 1, kBf16), 0},
+        GuardCase{"direct_fp32_misaligned_c", mx_case("guard_direct_c", Tier::kExact, 200, 64, 256), 1},
+        GuardCase{"direct_bf16_misaligned_c", mx_case("guard_direct_c", Tier::kLayout, 200, 64, 256, 1, kBf16), 1}),
+    [](const ::testing::TestParamInfo<GuardCase>& i) { return std::string(i.param.name); });
+
+// ---- The pieces (CPU) -------------------------------------------------------------------------------------
+
+auto* const kBase = reinterpret_cast<const uint8_t*>(0x10000);
+
+TEST(Mxfp8GemmSchedule, EveryTileIsCoveredExactlyOnce) {
+  for (int pairs : {1, 7, 74}) {
+    const gemm::Mxfp8GemmArgs a{1000, 900, 512, 2, kBase, kBase, kBase, kBase, nullptr};
+    const stage11::Schedule s = stage11::make_schedule(a, pairs);
+    ASSERT_EQ(s.units, 4 * 8 * 2);
+    ASSERT_EQ(s.pairs, std::min(pairs, s.units));
+    std::vector<int> covered(size_t(s.units), 0);
+    for (int p = 0; p < s.pairs; ++p)
+      for (int u = p; u < s.units; u += s.pairs) {
+        const stage11::Unit w = stage11::unit_at(s, u);
+        ++covered[(size_t(w.batch) * s.tiles_m + w.m0 / stage11::kBM) * s.tiles_n + w.n0 / stage11::kBN];
+      }
+    for (int n : covered) ASSERT_EQ(n, 1) << "pairs " << pairs;
+  }
+}
+
+TEST(Mxfp8GemmLayout, BudgetsFit) {
+  EXPECT_EQ(sizeof(stage11::Slot), 25600u);  // 16 KB of A, 8 KB of B, one 512-byte atom of each scale
+  EXPECT_EQ(stage11::kSlots, 8);             // one more than stage 07's 7 slots of 28 KB
+  EXPECT_LE(stage11::kTmemColumnsUsed, 512);
+  EXPECT_LE(stage11::kSmemBytes + stage11::kStaticSmemMargin, stage11::kSmemPerBlock);
+  EXPECT_EQ(stage11::d_column(1), 128u);
+  EXPECT_EQ(stage11::sfa_column(0), 256u);
+  EXPECT_EQ(stage11::sfb_column(0), 260u);  // SFA's atom takes 4 columns
+  EXPECT_EQ(stage11::sfa_column(1), 264u);
+}
+
+// MMA step j of a k-tile reads byte j of each scale cell: the descriptor's two scale ids, and nothing
+// else, change from step to step; the types are the call's.
+TEST(Mxfp8GemmDescriptor, StepSelectsTheScaleByte) {
+  namespace tc = gemm::tcgen05;
+  for (uint32_t a : {tc::kMxTypeE4M3, tc::kMxTypeE5M2})
+    for (uint32_t b : {tc::kMxTypeE4M3, tc::kMxTypeE5M2})
+      for (int j = 0; j < stage11::kStepsPerTile; ++j) {
+        const auto d = tc::decode_mxf8f6f4_instr_descriptor(stage11::instr_descriptor(a, b, j));
+        EXPECT_EQ(d.sfa_id, uint32_t(j));
+        EXPECT_EQ(d.sfb_id, uint32_t(j));
+        EXPECT_EQ(d.a_type, a);
+        EXPECT_EQ(d.b_type, b);
+        EXPECT_EQ(d.m, uint32_t(stage11::kBM));
+        EXPECT_EQ(d.n, uint32_t(stage11::kBN));
+        EXPECT_EQ(d.scale_type, tc::kScaleUE8M0);
+        EXPECT_EQ(tc::check_mxf8f6f4(stage11::instr_descriptor(a, b, j), stage11::kCtaGroup, tc::ScaleVec::kBlock32).what,
+                  nullptr);
+      }
+  const gemm::Mxfp8GemmArgs e5{256, 128, 128, 1, kBase, kBase, kBase, kBase, nullptr, Mxfp8Output::kFp32,
+                               Mxfp8Element::kE5M2, Mxfp8Element::kE4M3};
+  const stage11::Schedule s = stage11::make_schedule(e5, 1);
+  EXPECT_EQ(s.a_type, tc::kMxTypeE5M2);
+  EXPECT_EQ(s.b_type, tc::kMxTypeE4M3);
+}
+
+TEST(Mxfp8GemmRule, TmaStoresNeedRowsOn16ByteBoundaries) {
+  auto* c = reinterpret_cast<void*>(0x100000);
+  gemm::Mxfp8GemmArgs a{};
+  a.M = 100, a.N = 4, a.C = c;  // FP32: 16-byte rows
+  EXPECT_TRUE(stage11::uses_tma_store(a));
+  a.c_type = Mxfp8Output::kBf16;  // BF16: 8-byte rows
+  EXPECT_FALSE(stage11::uses_tma_store(a));
+  a.N = 8;
+  EXPECT_TRUE(stage11::uses_tma_store(a));
+  a.C = static_cast<char*>(c) + 4;  // rows on 16-byte boundaries, the base not
+  EXPECT_FALSE(stage11::uses_tma_store(a));
+  EXPECT_THROW(gemm::plan_output(c, 10, 6, 1, 32, 16, CU_TENSOR_MAP_DATA_TYPE_FLOAT32), std::invalid_argument);
+  EXPECT_THROW(gemm::plan_output(c, 10, 4, 1, 32, 32, CU_TENSOR_MAP_DATA_TYPE_FLOAT32), std::invalid_argument);  // 128 B
+  EXPECT_NO_THROW(gemm::plan_output(c, 10, 4, 1, 32, 16, CU_TENSOR_MAP_DATA_TYPE_FLOAT32));
+  EXPECT_NO_THROW(gemm::plan_output(c, 10, 8, 1, 32, 32, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16));
+}
+
+// The operand maps count one byte per value (a 128-byte box row is 128 values of k) and the scale maps
+// 32 values per scale (K = 160 has 5 scale columns, padded to 8: two atoms per 128-row block).
+TEST(Mxfp8GemmMaps, OneBytePerValueAndThirtyTwoPerScale) {
+  const gemm::Mxfp8GemmArgs a{300, 200, 160, 2, kBase, kBase, kBase, kBase, nullptr};
+  const gemm::TensorMapPlan pa = stage11::plan_a(a), psa = stage11::plan_sfa(a);
+  EXPECT_EQ(pa.dims[0], 160u);
+  EXPECT_EQ(pa.strides[1], 160u * 300u);
+  EXPECT_EQ(pa.box[0], 128u);
+  EXPECT_EQ(psa.dims[1], uint64_t(3 * 2 * 512 / 16));  // 3 row blocks x 2 atoms, in 16-byte lines
+  EXPECT_EQ(psa.box[1], 32u);                          // one atom
+  gemm::Mxfp8GemmArgs bad = a;
+  bad.K = 48;  // 48 bytes a row: TMA could address it, the MXFP8 contract does not allow it
+  EXPECT_THROW(stage11::launch(bad, nullptr), std::invalid_argument);
+}
+
+}  // namespace
