@@ -4,16 +4,19 @@ of K; FP32 or BF16 C): predicted lower bounds on time per shape, from NVIDIA's p
 step's tiling, beside the measured ladder of the MXFP8 worklog the stage follows. Nothing here is measured by this
 project; no GPU is involved.
 
-    python3 docs/b200_model_mxfp8.py          write docs/data/b200_model_mxfp8.json and the tables between
+    python3 docs/b200_model_mxfp8.py          write docs/data/b200_model_mxfp8.json; the whole model between
+                                              <!-- mxfp8-model-page:begin --> / <!-- mxfp8-model-page:end --> in
+                                              docs/b200_model_mxfp8.md; a short block (the model beside the
+                                              measured ladder, a link to the page) between
                                               <!-- mxfp8-model:begin --> / <!-- mxfp8-model:end --> in
-                                              11_mxfp8/README.md; print the tables.
+                                              11_mxfp8/README.md; print the page's block.
     python3 docs/b200_model_mxfp8.py --check  consistency checks (every bound >= SOL, the method reproduces
                                               docs/b200_model.py's stage 06/07 bounds with NVFP4's parameters, the
                                               model's step (a) is 11_mxfp8/kernel.cuh's tiling, the planned steps fit
                                               Tensor Memory and shared memory, the tile orders cover every tile once,
                                               no measured figure beats its bound, hand-worked values), and that the
-                                              committed JSON and table are current; changes nothing. Exit code 1 on
-                                              a failure.
+                                              committed JSON, the page's block and the README's block are current;
+                                              changes nothing. Exit code 1 on a failure.
 
 The steps, each a lower bound with the method docs/b200_model.py uses for stages 06/07 (persistent pairs, the
 tiles in rounds of 74, the epilogue behind the next tile's MMAs, min bytes at 8 TB/s):
@@ -42,8 +45,10 @@ import b200_model as base  # noqa: E402  (docs/b200_model.py: the published figu
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 JSON_OUT = ROOT / "docs" / "data" / "b200_model_mxfp8.json"
 README = ROOT / "11_mxfp8" / "README.md"
+PAGE = ROOT / "docs" / "b200_model_mxfp8.md"
 KERNEL = ROOT / "11_mxfp8" / "kernel.cuh"
-BEGIN, END = "<!-- mxfp8-model:begin -->", "<!-- mxfp8-model:end -->"
+BEGIN, END = "<!-- mxfp8-model:begin -->", "<!-- mxfp8-model:end -->"                  # in README: the short block
+PAGE_BEGIN, PAGE_END = "<!-- mxfp8-model-page:begin -->", "<!-- mxfp8-model-page:end -->"  # in PAGE: the whole model
 TITLE = "B200 MODEL of stage 11 (predicted lower bounds from published peak figures; not measured)"
 
 SMS, PAIRS = base.SMS, base.PAIRS
@@ -125,7 +130,7 @@ SEED_LADDER = [
     ("10", "final: the epilogue chosen by shape (TMA store only at >= 8192)", "c", (986.90, 2200.29, 2599.07, 2487.72)),
     ("11", "64-column accumulator overlap instead of 128", "c", (981.48, 2202.55, 2550.27, 2425.23)),
 ]
-SEED_TABLE_STEPS = ("0", "1", "3", "5", "6", "10")  # the rows the README's table shows (the JSON has all)
+SEED_TABLE_STEPS = ("0", "1", "3", "5", "6", "10")  # the rows the ladder table shows (the JSON has all)
 CUBLAS = (996.05, 2538.40, 2691.93, 2571.48)  # torch._scaled_mm, the worklog's baseline column
 SEED_FINAL_OVER_CUBLAS = (0.99, 0.87, 0.97, 0.97)  # the worklog's printed speedups (a transcription check)
 FLASHINFER = dict(shape=(8192, 8192, 4096), c_bytes=2, tflops=3200.870, median_ms=0.172,
@@ -355,48 +360,27 @@ def pct(x):
     return f"{100 * x:.0f}%"
 
 
-ORDER_NAMES = {"row_major": "row by row", "group": "groups of 8 tile-rows", "hilbert": "Hilbert"}
+def figures_paragraph():
+    """The model's label and its figures, for docs/b200_model_mxfp8.md."""
+    return (f"**{TITLE}.** Published peaks from [docs/b200_model.py](b200_model.py): "
+            f"{base.NVFP4_DENSE_FLOPS / 1e15:g} PFLOP/s dense NVFP4, {HBM_BYTES_PER_S / 1e12:g} TB/s HBM3e, {SMS} SMs "
+            f"= {PAIRS} pairs. The dense MXFP8 rate is **assumed** half the NVFP4 rate, "
+            f"{MXFP8_DENSE_FLOPS / 1e15:g} PFLOP/s ({PER_SM_FLOPS / 1e12:.1f} TFLOP/s per SM): `kind::mxf8f6f4` does "
+            "K = 32 per instruction where `kind::mxf4nvf4` does K = 64 at the same instruction shape, taken to cost "
+            "the same time. Times in microseconds. Step (a) is the stage as built; (b) and (c) are **not built**.")
 
 
-def table(results, meas):
-    res = {key: resources(st) for key, st in STEPS.items()}
+def ladder_table(results, meas):
+    """The model bound of each step beside the seed's measured steps and cuBLAS (the README's table and the page's)."""
     squares = [r for r in results if r["c_bytes"] == 4]
-    lines = [f"**{TITLE}.** Published peaks from [docs/b200_model.py](../docs/b200_model.py): "
-             f"{base.NVFP4_DENSE_FLOPS / 1e15:g} PFLOP/s dense NVFP4, {HBM_BYTES_PER_S / 1e12:g} TB/s HBM3e, {SMS} SMs "
-             f"= {PAIRS} pairs. The dense MXFP8 rate is **assumed** half the NVFP4 rate, "
-             f"{MXFP8_DENSE_FLOPS / 1e15:g} PFLOP/s ({PER_SM_FLOPS / 1e12:.1f} TFLOP/s per SM): `kind::mxf8f6f4` does "
-             "K = 32 per instruction where `kind::mxf4nvf4` does K = 64 at the same instruction shape, taken to cost "
-             "the same time. Script: [docs/b200_model_mxfp8.py](../docs/b200_model_mxfp8.py). Times in "
-             "microseconds. Step (a) is this stage as built; (b) and (c) are **not built**.", "",
-             "| shape, C | step | tile per pair, BK | tiles | waves | pairs busy | T_tensor | T_dram (min bytes) | "
-             "T_dram (no L2 reuse) | **lower bound** | SOL | bound / SOL | predicted TFLOP/s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        for key, s in r["steps"].items():
-            lines.append(f"| {shape_text(r)} | ({key}){'' if STEPS[key]['built'] else ' not built'} | "
-                         f"{kBM} x {s['bn']}, {s['bk']} | {s['tiles']} | {s['waves']} | {100 * s['pairs_busy']:.1f}% | "
-                         f"{us(s['t_tensor'])} | {us(s['t_dram'])} | {us(s['t_dram_no_reuse'])} | **{us(s['bound'])}** | "
-                         f"{us(r['sol']['t'])} | {s['bound_over_sol']:.2f} | {s['tflops']:.0f} |")
-    worst = max(model(r["M"], r["N"], r["K"], r["c_bytes"], HBM_BYTES_PER_S_ALT)["steps"][key]["bound"]
-                / r["steps"][key]["bound"] for r in results for key in STEPS)
-    lines += ["", (f"Every bound is set by the tensor term, so {HBM_BYTES_PER_S_ALT / 1e12:g} TB/s instead of "
-                   f"{HBM_BYTES_PER_S / 1e12:g} changes none." if worst <= 1 + 1e-12 else
-                   f"With {HBM_BYTES_PER_S_ALT / 1e12:g} TB/s instead of {HBM_BYTES_PER_S / 1e12:g} the bounds rise by "
-                   f"at most {100 * (worst - 1):.1f}%."), ""]
+    by = {(x["who"], x["M"]): x for x in meas}
 
-    # The ladder beside the model.
     def cells(values):
         return " | ".join(values)
 
-    lines += ["**The model beside the measured ladder** (TFLOP/s = 2MNK / time; measured on a B200 at 1000 W with "
-              "FP32 C by the MXFP8 worklog this stage follows, seed 003, D. Vega-Myhre, code "
-              "`danielvegamyhre/gemm` `blackwell/mxfp8`; not by this project). A measured cell gives, in brackets, "
-              "its share of the model bound of its step: a bound, so 100% or less, and the rest is what the model "
-              "does not count.", "",
-              "| | " + " | ".join(f"{m}^3" for m, _, _ in SQUARES) + " |", "|---|" + "---|" * len(SQUARES),
-              f"| SOL: max(2MNK / {MXFP8_DENSE_FLOPS / 1e15:g} PF, min bytes / 8 TB/s) | "
-              + cells(f"{r['sol']['tflops']:.0f}" for r in squares) + " |"]
-    by = {(x["who"], x["M"]): x for x in meas}
+    lines = ["| | " + " | ".join(f"{m}^3" for m, _, _ in SQUARES) + " |", "|---|" + "---|" * len(SQUARES),
+             f"| SOL: max(2MNK / {MXFP8_DENSE_FLOPS / 1e15:g} PF, min bytes / 8 TB/s) | "
+             + cells(f"{r['sol']['tflops']:.0f}" for r in squares) + " |"]
     model_rows = {"a": ("0",), "b": ("1",), "c": tuple(s for s in SEED_TABLE_STEPS if s not in ("0", "1"))}
     for key, seeds in model_rows.items():
         lines.append(f"| **B200 model, step {STEPS[key]['name']}** | "
@@ -409,9 +393,62 @@ def table(results, meas):
     lines.append("| cuBLAS (`torch._scaled_mm`), measured by the worklog | "
                  + cells(f"{by[('cuBLAS', m)]['tflops']:.2f} ({pct(by[('cuBLAS', m)]['of_sol'])} of SOL)"
                          for m, _, _ in SQUARES) + " |")
+    return lines
+
+
+def readme_block(results, meas):
+    """What 11_mxfp8/README.md holds between its markers: the label, the ladder table, what it shows, a link."""
+    by = {(x["who"], x["M"]): x for x in meas}
+    a0 = [by[("seed step 0", m)]["of_bound"] for m, _, _ in SQUARES]
+    r4 = next(r for r in results if (r["M"], r["c_bytes"]) == (4096, 4))["steps"]
+    lines = ["**B200 MODEL of stage 11: predicted lower bounds, not measured**; the dense MXFP8 rate **assumed** "
+             f"half the NVFP4 rate ({MXFP8_DENSE_FLOPS / 1e15:g} PFLOP/s).", "",
+             "**The model beside the measured ladder**, TFLOP/s (measured: the MXFP8 worklog this stage follows, on a "
+             "B200 with FP32 C, not by this project; in brackets, the share of the step's bound):", ""]
+    lines += ladder_table(results, meas)
+    lines += ["", f"Step (a) and the seed's step 0 share a tile (256 x 128 per pair, BK 128), so a bound: the seed "
+                  f"measured {pct(min(a0))[:-1]}-{pct(max(a0))} of it. The planned steps gain nothing in the bound "
+                  f"((b) is {pct(r4['b']['t_tensor'] / r4['a']['t_tensor'] - 1)} higher at 4096^3: fewer, longer "
+                  "tiles fill the rounds worse); what they bought the seed lies outside it: fewer shared-memory "
+                  "bytes, MMA instructions and ring round trips per FLOP, more L2 hits.", "",
+              f"The full model (bounds per shape, what each step changes that the bound does not see, the tile "
+              f"order, how it counts): [docs/b200_model_mxfp8.md](../docs/b200_model_mxfp8.md).", ""]
+    return "\n".join(lines) + "\n"
+
+
+def page_block(results, meas):
+    """What docs/b200_model_mxfp8.md holds between its markers: the whole model."""
+    res = {key: resources(st) for key, st in STEPS.items()}
+    lines = [figures_paragraph(), "", "## The steps", ""]
+    lines += [f"- **{st['name']}**" for st in STEPS.values()]
+    lines += ["", "## Lower bounds per shape", "",
+              "| shape, C | step | tile per pair, BK | tiles | waves | pairs busy | T_tensor | T_dram (min bytes) | "
+              "T_dram (no L2 reuse) | **lower bound** | SOL | bound / SOL | predicted TFLOP/s |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        for key, s in r["steps"].items():
+            lines.append(f"| {shape_text(r)} | ({key}){'' if STEPS[key]['built'] else ' not built'} | "
+                         f"{kBM} x {s['bn']}, {s['bk']} | {s['tiles']} | {s['waves']} | {100 * s['pairs_busy']:.1f}% | "
+                         f"{us(s['t_tensor'])} | {us(s['t_dram'])} | {us(s['t_dram_no_reuse'])} | **{us(s['bound'])}** | "
+                         f"{us(r['sol']['t'])} | {s['bound_over_sol']:.2f} | {s['tflops']:.0f} |")
+    worst = max(model(r["M"], r["N"], r["K"], r["c_bytes"], HBM_BYTES_PER_S_ALT)["steps"][key]["bound"]
+                / r["steps"][key]["bound"] for r in results for key in STEPS)
+    lines += ["", (f"Every bound is set by the tensor term, so {HBM_BYTES_PER_S_ALT / 1e12:g} TB/s instead of "
+                   f"{HBM_BYTES_PER_S / 1e12:g} changes none." if worst <= 1 + 1e-12 else
+                   f"With {HBM_BYTES_PER_S_ALT / 1e12:g} TB/s instead of {HBM_BYTES_PER_S / 1e12:g} the bounds rise by "
+                   f"at most {100 * (worst - 1):.1f}%.")]
+
+    # The ladder beside the model.
+    by = {(x["who"], x["M"]): x for x in meas}
     fi = by[("FlashInfer mm_mxfp8", FLASHINFER["shape"][0])]
     bf = next(r for r in results if r["c_bytes"] == 2)
     a0 = [by[("seed step 0", m)] for m, _, _ in SQUARES]
+    lines += ["", "## The model beside the measured ladder", "",
+              "TFLOP/s = 2MNK / time; measured on a B200 at 1000 W with FP32 C by the MXFP8 worklog stage 11 follows "
+              "(seed 003, D. Vega-Myhre, code `danielvegamyhre/gemm` `blackwell/mxfp8`), not by this project. A "
+              "measured cell gives, in brackets, its share of the model bound of its step: a bound, so 100% or less, "
+              "and the rest is what the model does not count.", ""]
+    lines += ladder_table(results, meas)
     lines += ["", "Step (a) and the seed's step 0 have the same tile (256 x 128 per pair, BK 128, 74 persistent "
                   "pairs, two accumulators), so the same bound: the seed measured "
               + ", ".join(f"{x['tflops']:.2f} against {x['bound_tflops']:.0f} ({pct(x['of_bound'])}, "
@@ -423,11 +460,11 @@ def table(results, meas):
               f"BF16 C, {shape_text(bf)}: FlashInfer `mm_mxfp8` (CUTLASS, autotuned; flashinfer-ai/flashinfer PR "
               f"#2464) measured {fi['tflops']:.0f} TFLOP/s ({FLASHINFER['median_ms']} ms), {pct(fi['of_sol'])} of "
               f"SOL ({bf['sol']['tflops']:.0f}); the model's bounds there: "
-              + ", ".join(f"({key}) {bf['steps'][key]['tflops']:.0f}" for key in STEPS) + " TFLOP/s.", ""]
+              + ", ".join(f"({key}) {bf['steps'][key]['tflops']:.0f}" for key in STEPS) + " TFLOP/s."]
 
     # What each step changes that the bound does not count.
-    lines += ["**What each step changes that the bound does not see** (counts from the tiling, per step; no rate "
-              "of these resources is published, so none enters a bound):", "",
+    lines += ["", "## What each step changes that the bound does not see", "",
+              "Counts from the tiling, per step; no rate of these resources is published, so none enters a bound.", "",
               "| step | MMAs per k-tile | MMA time per k-tile (pair, at peak) | ring slots (by shared memory, "
               "by TMEM) | ring depth in MMA time | TMEM columns: accumulators + scales | shared-memory bytes per "
               "CTA per k-tile | L2 -> shared memory at the tensor peak (all SMs) |", "|---|---|---|---|---|---|---|---|"]
@@ -438,10 +475,11 @@ def table(results, meas):
                      f"{x['smem_bytes_per_ktile_cta'] / 1024:g} KB | {x['l2_to_smem_at_peak'] / 1e12:.1f} TB/s |")
     lines += ["", f"Ring depth: the MMA time the loads in flight cover; a load must land within it or the MMAs wait "
                   f"(an H100's loaded DRAM latency was {1e9 * LOADED_DRAM_LATENCY_H100:.0f} ns, "
-                  "docs/data/dram_latency_probe_h100.txt; a B200's is not known here).", "",
-              f"What the tile order may buy, an estimate in no bound: the DRAM bytes if L2 ({L2_BYTES / 1e6:.0f} MB, "
-              "the worklog's figure) kept whole panels of A and B in least-recently-used order while the tiles run "
-              "in the order's sequence (C passing through it), in MB and at 8 TB/s, beside the step's T_tensor:", "",
+                  "[data/dram_latency_probe_h100.txt](data/dram_latency_probe_h100.txt); a B200's is not known here).",
+              "", "## What the tile order may buy (an estimate, in no bound)", "",
+              f"The DRAM bytes if L2 ({L2_BYTES / 1e6:.0f} MB, the worklog's figure) kept whole panels of A and B in "
+              "least-recently-used order while the tiles run in the order's sequence (C passing through it), in MB "
+              "and at 8 TB/s, beside the step's T_tensor:", "",
               "| shape, C | tile | min bytes | row by row (the seed's steps 0-5) | groups of 8 tile-rows (this "
               "stage: steps a, b) | Hilbert (the seed's steps 6+; step c) | T_tensor |", "|---|---|---|---|---|---|---|"]
     for r in results:
@@ -456,7 +494,8 @@ def table(results, meas):
 
     q = {(r["M"], r["c_bytes"]): r for r in results}
     r4, big = q[(4096, 4)], q[(16384, 4)]
-    lines += ["", "How the model counts (the method of docs/b200_model.py's stages 06/07):", "",
+    lines += ["", "## How the model counts", "",
+              "The method of [b200_model.md](b200_model.md)'s stages 06/07:", "",
               "- **Tensor.** A pair computes a whole 256 x BN tile over K padded to 32, at two SMs' share of the "
               "assumed rate; the tiles go to the 74 pairs in rounds (unit u on pair u mod 74), so T_tensor = "
               "ceil(tiles / 74) x one tile's time, and the last round's idle pairs are the 'pairs busy' loss.",
@@ -513,11 +552,12 @@ def document(results, meas):
                               loaded_dram_latency_h100=LOADED_DRAM_LATENCY_H100, l2_bytes=L2_BYTES, rows=meas))
 
 
-def rewrite(text, body):
-    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
+def rewrite(text, body, begin=BEGIN, end=END):
+    """text with body between its markers begin / end, or None where it lacks them."""
+    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
     if not pattern.search(text):
         return None
-    return pattern.sub(lambda _: f"{BEGIN}\n{body}{END}", text)
+    return pattern.sub(lambda _: f"{begin}\n{body}{end}", text)
 
 
 # --- Checks --------------------------------------------------------------------------------------------------------
@@ -654,17 +694,20 @@ def main():
     args = ap.parse_args()
     results = [model(*s) for s in SHAPES]
     meas = measured(results)
-    body = table(results, meas)
+    # Each file, its markers and what goes between them: the README's short block, the page's whole model.
+    targets = [(README, BEGIN, END, readme_block(results, meas)),
+               (PAGE, PAGE_BEGIN, PAGE_END, page_block(results, meas))]
     doc = json.dumps(document(results, meas), indent=1) + "\n"
 
     if args.check:
         failures = checks(results, meas)
         if not JSON_OUT.exists() or not base.same_document(json.loads(JSON_OUT.read_text()), json.loads(doc)):
             failures.append(f"{JSON_OUT.relative_to(ROOT)} is not current: run python3 docs/b200_model_mxfp8.py")
-        text = README.read_text() if README.exists() else ""
-        if rewrite(text, body) != text:
-            failures.append(f"the table in {README.relative_to(ROOT)} is missing or not current: "
-                            "run python3 docs/b200_model_mxfp8.py")
+        for path, begin, end, body in targets:
+            text = path.read_text() if path.exists() else ""
+            if rewrite(text, body, begin, end) != text:
+                failures.append(f"the block between {begin} / {end} in {path.relative_to(ROOT)} is missing or not "
+                                "current: run python3 docs/b200_model_mxfp8.py")
         for f in failures:
             print(f"FAILED: {f}")
         if failures:
@@ -672,20 +715,25 @@ def main():
         print(f"checked {len(results)} shapes x {len(STEPS)} steps: every bound >= SOL, the method is "
               "docs/b200_model.py's stage 06/07, step (a) is kernel.cuh's tiling, the planned steps fit TMEM and "
               f"shared memory, the tile orders, {len(meas)} measured figures within their bounds, hand-worked "
-              "values; committed JSON and table are current")
+              f"values; committed JSON, {README.relative_to(ROOT)} and {PAGE.relative_to(ROOT)} are current")
         return 0
 
-    print(body, end="")
+    print(targets[1][3], end="")
     JSON_OUT.write_text(doc)
     print("wrote", JSON_OUT.relative_to(ROOT))
-    text = README.read_text() if README.exists() else None
-    new = rewrite(text, body) if text is not None else None
-    if new is None:
-        print(f"{README.relative_to(ROOT)} lacks {BEGIN} / {END}: table not written")
-        return 1
-    README.write_text(new)
-    print("updated", README.relative_to(ROOT))
-    return 0
+    status = 0
+    for path, begin, end, body in targets:
+        text = path.read_text() if path.exists() else None
+        new = rewrite(text, body, begin, end) if text is not None else None
+        if new is None:
+            print(f"{path.relative_to(ROOT)} lacks {begin} / {end}: not written")
+            status = 1
+        elif new != text:
+            path.write_text(new)
+            print("updated", path.relative_to(ROOT))
+        else:
+            print("unchanged", path.relative_to(ROOT))
+    return status
 
 
 if __name__ == "__main__":
