@@ -72,8 +72,14 @@ Mxfp8Types mxfp8_types(const Shape& s) {
 
 Shape mxfp8_shape(int M, int N, int K, int L, Mxfp8Types t) {
   Shape s{M, N, K, L};
-  if (t.c != Mxfp8Output::kFp32 || t.a != Mxfp8Element::kE4M3 || t.b != Mxfp8Element::kE4M3)
+  if (t.c != Mxfp8Output::kFp32 || t.a != Mxfp8Element::kE4M3 || t.b != Mxfp8Element::kE4M3) {
     s.extra = {int(t.c), int(t.a), int(t.b)};
+    // The name the benchmarks and plots show: the sizes, then what differs from FP32 C of E4M3 x E4M3.
+    auto e = [](Mxfp8Element x) { return x == Mxfp8Element::kE5M2 ? "e5m2" : "e4m3"; };
+    s.name = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + (L > 1 ? "x" + std::to_string(L) : "") +
+             (t.c == Mxfp8Output::kBf16 ? "_bf16" : "") +
+             (t.a != Mxfp8Element::kE4M3 || t.b != Mxfp8Element::kE4M3 ? std::string("_") + e(t.a) + "x" + e(t.b) : "");
+  }
   return s;
 }
 

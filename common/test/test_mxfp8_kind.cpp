@@ -294,5 +294,17 @@ TEST(Mxfp8Kind, AWrongConventionChangesTheRealisticData) {
   EXPECT_NE(p.a.sf, floor.sf);
 }
 
+// A shape with other types than FP32 C of E4M3 x E4M3 says so in its name (benchmark rows, plots), so it is
+// never shown as the plain shape of the same sizes; the plain one keeps the plain name.
+TEST(Mxfp8Kind, ShapeNamesSayTheirTypes) {
+  EXPECT_EQ(shape_text(mxfp8_shape(512, 512, 512, 1, {})), "512x512x512");
+  EXPECT_EQ(shape_text(mxfp8_shape(512, 512, 512, 1, {Mxfp8Output::kBf16, Mxfp8Element::kE4M3, Mxfp8Element::kE4M3})),
+            "512x512x512_bf16");
+  EXPECT_EQ(shape_text(mxfp8_shape(64, 32, 96, 3, {Mxfp8Output::kFp32, Mxfp8Element::kE5M2, Mxfp8Element::kE4M3})),
+            "64x32x96x3_e5m2xe4m3");
+  EXPECT_EQ(mxfp8_types(mxfp8_shape(64, 32, 96, 3, {Mxfp8Output::kBf16, Mxfp8Element::kE4M3, Mxfp8Element::kE5M2})).b,
+            Mxfp8Element::kE5M2);
+}
+
 }  // namespace
 }  // namespace gemm

@@ -85,8 +85,13 @@ def load(path):
             continue
         impl = b.get("run_name", b["name"]).split("/")[0]
         role, emulated = parse_label(b["label"])
-        results.append(dict(impl=impl, role=role, emulated=emulated,
-                            M=int(b["M"]), N=int(b["N"]), K=int(b["K"]), L=int(b["L"]),
+        dims = (int(b["M"]), int(b["N"]), int(b["K"]), int(b["L"]))
+        # A shape the kind names beyond its sizes (stage 11's "512x512x512_bf16": another output type) keeps
+        # that tag, so that it is not taken for the plain shape of the same sizes.
+        name = b.get("run_name", b["name"]).split("/")[1] if "/" in b.get("run_name", b["name"]) else ""
+        tag = name[len(shape_text(dims)):].lstrip("_") if name.startswith(shape_text(dims) + "_") else ""
+        results.append(dict(impl=impl, role=role, emulated=emulated, tag=tag,
+                            M=dims[0], N=dims[1], K=dims[2], L=dims[3],
                             tflops=float(b["TFLOP/s"]), gbps=float(b["GB/s"]),
                             ms=float(b["real_time"]) * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]))
     return dict(path=pathlib.Path(path), stage=ctx["stage"], ctx=ctx, results=results, extras=extras,
@@ -104,16 +109,17 @@ def emulated_names(results):
 
 
 def shape_key(r):
-    return (r["M"], r["N"], r["K"], r["L"])
+    """(M, N, K, L), and the shape's tag as a fifth element where it has one (shape_text shows it)."""
+    return (r["M"], r["N"], r["K"], r["L"]) + ((r["tag"],) if r.get("tag") else ())
 
 
 def shape_text(key):
-    m, n, k, l = key
-    return f"{m}x{n}x{k}" + (f"x{l}" if l > 1 else "")
+    m, n, k, l, *tag = key
+    return f"{m}x{n}x{k}" + (f"x{l}" if l > 1 else "") + (f"_{tag[0]}" if tag else "")
 
 
 def is_square(key):
-    return key[0] == key[1] == key[2] and key[3] == 1
+    return len(key) == 4 and key[0] == key[1] == key[2] and key[3] == 1
 
 
 def load_model(data_dir=DATA):

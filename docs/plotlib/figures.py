@@ -161,7 +161,7 @@ def plot_overview(plt, runs, audit=None):
     if emulated:
         gpus = sorted({r["ctx"]["gpu"] for r in runs if r["emulated"]})
         note = (f"Not drawn: {', '.join(emulated)} (tcgen05 emulated on {', '.join(gpus)}, so no performance; "
-                "their B200 model is in b200_model.svg)")
+                "their B200 model is in b200_model.svg or the stage's README)")
     gemvs = [r["stage"] for r in runs if measure(r) == "gemv" and not r["emulated"]]
     if gemvs:
         note += ("; " if note else "Not drawn: ") + f"{', '.join(gemvs)} (a GEMV, N = 1: GB/s in its own plot)"
