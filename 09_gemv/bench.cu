@@ -27,6 +27,11 @@ int main(int argc, char** argv) {
       {"09 at most 64 registers", &launch_config<Config<16, 1, ALoad::kNoAllocate, 8>>},
       {"09 always 8 rows per CTA (80 registers)", &launch_config<Hopper>},
       {"09 always 16 rows per CTA (128 registers)", &launch_config<Hopper16Rows>},
+      {"09 own rows, 16-row warps over all of K, 4 per CTA (128 registers)", &launch_config<HopperOwnRows>},
+      {"09 own rows, 16-row warps over all of K, 2 per CTA (128 registers)", &launch_config<HopperOwnRows2Warps>},
+      {"09 own rows, 8-row warps over all of K, 4 per CTA (80 registers)", &launch_config<HopperOwnRows8>},
+      {"09 balanced K, 16 rows per CTA, warps dividing the K steps, up to 8 (128 registers)", &launch_config<HopperBalanced16Rows>},
+      {"09 balanced K, 8 rows per CTA, warps dividing the K steps, up to 7 (72 registers)", &launch_config<HopperBalanced>},
       {"09 tensor cores (mma.sync s8), 64-row CTAs of up to 8 warps", &launch_mma<HopperMma>},
       {"09 tensor cores (mma.sync s8), 64-row CTAs of up to 4 warps", &launch_mma<HopperMma4Warps>},
   };

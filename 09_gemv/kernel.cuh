@@ -71,13 +71,26 @@ enum class ALoad { kCached, kNoAllocate, kNoAllocatePrefetch256 };
 // value, exact) and dp4a (lookup4 below). Where the hardware converts E2M1 (sm_100a), always FP16.
 enum class Products { kHalf2, kDp4a };
 
+// How the warps of a CTA share the work (the launch plan's experiment on K's steps):
+//  kSplitK:    the stage's plan: the CTA's warps (up to 4, as many as K has steps) take interleaved
+//              steps of K of the same rows. Where the steps are not a multiple of the warps (7 steps of
+//              1024 values over 4 warps at K = 7168: 2/2/2/1) a warp idles while the CTA waits.
+//  kBalancedK: the same, but the warps per CTA are chosen so that they divide the steps (7 warps for
+//              7 steps, up to kMaxWarps), preferring a warp count that keeps every CTA resident at once.
+//  kOwnRows:   no K split over warps: every warp owns its own kGroups row groups over all of K, a CTA
+//              holds up to kMaxWarps such warps (more rows per CTA). No idle warp whatever K is, and no
+//              cross-warp reduction: each warp writes its rows (a cluster still splits K where M * L
+//              leaves most SMs idle).
+enum class WarpPlan { kSplitK, kBalancedK, kOwnRows };
+
 // One kernel configuration. kChunk: bytes of each row a lane reads per step (16, or 32 where one
 // load instruction moves 32 bytes: sm_100a).
 // kMinCtas: CTAs of kMaxWarps warps that must fit on an SM (__launch_bounds__), which caps the
-// registers per thread. kOneWave: the launch plan gives CTAs fewer warps where that lets every CTA
-// be resident at once (LaunchPlan).
+// registers per thread (65536 / (32 * kMaxWarps * kMinCtas)). kOneWave: the launch plan gives CTAs
+// fewer warps where that lets every CTA be resident at once (LaunchPlan). kWarpPlan, kMaxWarps: how the
+// warps of a CTA share the work, and at most how many a CTA has (WarpPlan).
 template <int kChunk_, int kGroups_, ALoad kALoad_, int kMinCtas_ = 1, bool kOneWave_ = true,
-          Products kProducts_ = Products::kDp4a>
+          Products kProducts_ = Products::kDp4a, WarpPlan kWarpPlan_ = WarpPlan::kSplitK, int kMaxWarps_ = 4>
 struct Config {
   static constexpr int kChunk = kChunk_;
 #if GEMM_HAS_E2M1_CVT
@@ -93,7 +106,14 @@ struct Config {
   static constexpr int kWords = kChunk / 4;          // 32-bit words of a chunk: 8 E2M1 values each
   static constexpr int kBlocks = kChunk / 8;         // 16-value scale blocks per chunk
   static constexpr int kStepBytes = kLanes * kChunk; // bytes of one row a warp covers per step
+  static constexpr WarpPlan kWarpPlan = kWarpPlan_;
+  static constexpr int kMaxWarps = kMaxWarps_;       // warps per CTA at most (__launch_bounds__)
   static_assert(kChunk == 16 || kChunk == 32, "a chunk is one 16- or 32-byte load");
+  // kOwnRows: a CTA's warps take 1, 2 or 4 consecutive row sets, so the CTA's groups (a power of two,
+  // at most 8) lie in one 128-row block that holds a row below M: every scale read stays inside SFA.
+  static_assert(kWarpPlan != WarpPlan::kOwnRows || kMaxWarps == 1 || kMaxWarps == 2 || kMaxWarps == 4,
+                "own-rows CTAs have 1, 2 or 4 warps");
+  static_assert(kMaxWarps >= 1 && kMaxWarps <= 8, "at most 8 warps per CTA (shared sums, launch bounds)");
 };
 
 // ---- Loads ------------------------------------------------------------------------------------------
@@ -295,25 +315,31 @@ __device__ __forceinline__ void load_rows(uint32_t (&a)[Cfg::kRows][Cfg::kWords]
 }
 
 template <class Cfg>
-__global__ void __launch_bounds__(kMaxWarps * kLanes, Cfg::kMinCtas)
+__global__ void __launch_bounds__(Cfg::kMaxWarps * kLanes, Cfg::kMinCtas)
 nvfp4_gemv(int M, int K, int splits, const uint8_t* __restrict__ A, const uint8_t* __restrict__ SFA,
            const uint8_t* __restrict__ B, const uint8_t* __restrict__ SFB, float alpha, __half* __restrict__ C) {
   constexpr int kRows = Cfg::kRows, kChunk = Cfg::kChunk, kWords = Cfg::kWords, kBlocks = Cfg::kBlocks;
   constexpr bool kDp4a = Cfg::kProducts == Products::kDp4a;
+  constexpr bool kOwnRows = Cfg::kWarpPlan == WarpPlan::kOwnRows;
   const int warps = blockDim.x / kLanes, warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
+  // kOwnRows: warp w owns row set w of the CTA over all of K; otherwise the warps split K of one set.
+  const int k_warps = kOwnRows ? 1 : warps, k_warp = kOwnRows ? 0 : warp;
   const int split = blockIdx.x % splits;  // the rank in the cluster: clusters are consecutive CTAs in x
-  const int64_t first_group = int64_t(blockIdx.x / splits) * Cfg::kGroups;
+  const int64_t first_group = int64_t(blockIdx.x / splits) * Cfg::kGroups * (kOwnRows ? warps : 1);
+  const int64_t warp_group = first_group + (kOwnRows ? warp * Cfg::kGroups : 0);  // this warp's first group
   const int64_t batch = blockIdx.y;
   const uint32_t row_bytes = uint32_t(K / 2);  // K < 2^31
   const int64_t first_row = group_row(first_group, 0);
   if (first_row >= M) return;  // a whole cluster leaves together: its CTAs share first_group
+  // kOwnRows: a warp with no row below M (the CTA's last warps in the last 128-row block) loads nothing.
+  const uint32_t k_end = (kOwnRows && group_row(warp_group, 0) >= M) ? 0u : row_bytes;
 
   // Every address is a per-lane pointer advanced by a constant each step, plus (for A) a row offset
   // that is the same for the whole CTA: no 64-bit address arithmetic per row and step.
   uint32_t row_k[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    const int64_t m = group_row(first_group + r / kRowsPerGroup, r % kRowsPerGroup);
+    const int64_t m = group_row(warp_group + r / kRowsPerGroup, r % kRowsPerGroup);
     row_k[r] = m < M ? uint32_t(m - first_row) : 0u;
   }
   const int64_t tiles_per_block = gemm::sf_padded_cols(K) / gemm::kSfTileCols;  // 512-byte tiles per 128 rows
@@ -326,7 +352,7 @@ nvfp4_gemv(int M, int K, int splits, const uint8_t* __restrict__ A, const uint8_
   // Steps: kStepBytes of every row; this warp takes steps warp + split * warps, + warps * splits, ...
   // The scale tile of a chunk: 64 values of k = 32 bytes of a row per tile; a 16-byte chunk is half a
   // tile, and which half (sf_byte) is the same in every step, because a step is 16 tiles.
-  const int64_t first_step = warp + int64_t(split) * warps, step_bytes = int64_t(warps) * splits * Cfg::kStepBytes;
+  const int64_t first_step = k_warp + int64_t(split) * k_warps, step_bytes = int64_t(k_warps) * splits * Cfg::kStepBytes;
   int64_t byte = first_step * Cfg::kStepBytes + int64_t(lane) * kChunk;  // this lane's first byte of each row
   const int sf_byte = (kChunk == 16) ? int(byte / 16) % 2 * 2 : 0;
   const int64_t sf_step = step_bytes / 32 * gemm::kSfTileBytes;
@@ -336,7 +362,7 @@ nvfp4_gemv(int M, int K, int splits, const uint8_t* __restrict__ A, const uint8_
   const uint8_t* sfa_ptr[Cfg::kGroups];  // lines 2p and 2p+1 of the tile (one 32-byte sector) per 8-row group
 #pragma unroll
   for (int g = 0; g < Cfg::kGroups; ++g) {
-    const int64_t grp = first_group + g;
+    const int64_t grp = warp_group + g;
     sfa_ptr[g] = SFA + batch * gemm::sf_batch_bytes(M, K) +
                  ((grp / kGroupsPer128) * tiles_per_block + byte / 32) * gemm::kSfTileBytes + (grp % kGroupsPer128) * 2 * 16;
   }
@@ -347,7 +373,7 @@ nvfp4_gemv(int M, int K, int splits, const uint8_t* __restrict__ A, const uint8_
   const uint32_t table_lo = kDp4a ? table_register() : 0u;
 
 #pragma unroll 1
-  for (; byte < row_bytes; byte += step_bytes, a_ptr += step_bytes, b_ptr += step_bytes, sfb_ptr += sf_step) {
+  for (; byte < k_end; byte += step_bytes, a_ptr += step_bytes, b_ptr += step_bytes, sfb_ptr += sf_step) {
     // kChunk = 32 may find only its first 16 bytes inside the row (K is a multiple of 32, not 64).
     const bool second_half = kChunk == 16 || byte + 16 < row_bytes;
 
@@ -458,26 +484,44 @@ nvfp4_gemv(int M, int K, int splits, const uint8_t* __restrict__ A, const uint8_
   }
 
   // 4. Reductions, each in a fixed order: lanes (reduce8), warps (shared memory), then the CTAs of
-  //    the cluster (distributed shared memory, rank 0 adds the ranks in order).
-  __shared__ float warp_sums[kMaxWarps][kRows];
-  __shared__ float cta_sums[kRows];
+  //    the cluster (distributed shared memory, rank 0 adds the ranks in order). kOwnRows: no warps to
+  //    add; without a cluster each warp writes its rows straight from the lanes.
+  constexpr int kCtaRows = kOwnRows ? Cfg::kMaxWarps * kRows : kRows;  // the rows a CTA owns, at most
+  __shared__ float warp_sums[kOwnRows ? 1 : Cfg::kMaxWarps][kRows];
+  __shared__ float cta_sums[kCtaRows];
+  const int cta_rows = kOwnRows ? warps * kRows : kRows;
 #pragma unroll
   for (int g = 0; g < Cfg::kGroups; ++g) {
     float v[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i) v[i] = acc[g * kRowsPerGroup + i];
     const float s = reduce8(v, lane);
-    if (lane % 4 == 0) warp_sums[warp][g * kRowsPerGroup + (lane >> 2)] = s;
+    if constexpr (kOwnRows) {
+      if (lane % 4 == 0) {
+        if (splits > 1) {
+          cta_sums[(warp * Cfg::kGroups + g) * kRowsPerGroup + (lane >> 2)] = s;
+        } else {
+          const int64_t m = group_row(warp_group + g, lane >> 2);
+          if (m < M) C[batch * M + m] = __float2half_rn(s * alpha);
+        }
+      }
+    } else {
+      if (lane % 4 == 0) warp_sums[warp][g * kRowsPerGroup + (lane >> 2)] = s;
+    }
   }
-  __syncthreads();
-  if (threadIdx.x < kRows) {
-    float s = warp_sums[0][threadIdx.x];
-    for (int w = 1; w < warps; ++w) s += warp_sums[w][threadIdx.x];
-    cta_sums[threadIdx.x] = s;
+  if constexpr (kOwnRows) {
+    if (splits == 1) return;  // written above; no other warp waits on this one
+  } else {
+    __syncthreads();
+    if (threadIdx.x < kRows) {
+      float s = warp_sums[0][threadIdx.x];
+      for (int w = 1; w < warps; ++w) s += warp_sums[w][threadIdx.x];
+      cta_sums[threadIdx.x] = s;
+    }
   }
   if (splits > 1) {
     gemm::ptx::cluster_sync();  // every rank's cta_sums written and visible cluster-wide
-    if (split == 0 && threadIdx.x < kRows) {
+    if (split == 0 && threadIdx.x < cta_rows) {
       const uint32_t local = uint32_t(__cvta_generic_to_shared(&cta_sums[threadIdx.x]));
       float s = cta_sums[threadIdx.x];
       for (int rank = 1; rank < splits; ++rank)
@@ -488,7 +532,7 @@ nvfp4_gemv(int M, int K, int splits, const uint8_t* __restrict__ A, const uint8_
   } else {
     __syncthreads();
   }
-  if (split == 0 && threadIdx.x < kRows) {
+  if (split == 0 && threadIdx.x < cta_rows) {
     const int64_t m = group_row(first_group + threadIdx.x / kRowsPerGroup, threadIdx.x % kRowsPerGroup);
     if (m < M) C[batch * M + m] = __float2half_rn(cta_sums[threadIdx.x] * alpha);
   }
@@ -501,13 +545,14 @@ struct LaunchPlan {
   int ctas_per_batch = 0;
   int splits = 1;      // CTAs per cluster, each taking 1/splits of K
   int warps = 1;
+  bool own_rows = false;  // WarpPlan::kOwnRows: each warp its own rows over all of K (or of the split's K)
   std::string describe() const;
 };
 
 inline std::string LaunchPlan::describe() const {
   return std::to_string(ctas_per_batch) + " CTAs per batch (" + std::to_string(groups) + " row groups x " +
          std::to_string(splits) + " K-split" + (splits > 1 ? " cluster" : "") + "), " + std::to_string(warps) +
-         " warps each";
+         (own_rows ? " warps each, every warp its own rows (no K split over warps)" : " warps each");
 }
 
 // CTAs of `warps` warps of this kernel resident per SM: the GPU's answer, else (no GPU: the CPU
@@ -519,6 +564,15 @@ int ctas_per_sm(int warps);
 // CTAs could be resident at once with fewer (but at least 2) warps each, and not with kMaxWarps, it
 // takes fewer: a wave and a fraction leaves the last fraction streaming with a fraction of the
 // GPU's loads in flight (README, "Registers and waves").
+//
+// WarpPlan::kBalancedK: the warps per CTA (up to Cfg::kMaxWarps) are the count w that, first, keeps every
+// CTA resident at once (kOneWave), then wastes the fewest warp-steps (K's s steps per split over w warps
+// take ceil(s / w) steps each: s / (w * ceil(s / w)) of the warps' time is used), then the most warps,
+// at least 2 where K has 2 steps: 7 warps for 7 steps, where the stage's plan takes 4 (2/2/2/1 steps).
+// WarpPlan::kOwnRows: each warp owns kGroups groups over all of K; a CTA holds kMaxWarps such warps
+// (fewer, a power of two, where the groups are fewer). A cluster splits K, in powers of two, while
+// twice the CTAs would still be resident at once (every warp waits on memory alone, so the grid's
+// warps, not its CTAs, are its bytes in flight).
 template <class Cfg>
 LaunchPlan plan(int M, int K, int L, int sm_count) {
   LaunchPlan p;
@@ -526,18 +580,44 @@ LaunchPlan plan(int M, int K, int L, int sm_count) {
   // fewer than 32 rows, only groups p with 2p < rows left can hold one).
   const int64_t full_blocks = M / gemm::kSfTileRows, rest = M % gemm::kSfTileRows;
   p.groups = full_blocks * kGroupsPer128 + (rest == 0 ? 0 : rest >= 32 ? kGroupsPer128 : (rest + 1) / 2);
-  const int64_t ctas = (p.groups + Cfg::kGroups - 1) / Cfg::kGroups;
   const int64_t steps = (int64_t(K / 2) + Cfg::kStepBytes - 1) / Cfg::kStepBytes;
-  while (p.splits < kMaxSplits && ctas * L * p.splits < 2 * int64_t(sm_count) && steps >= 2 * p.splits * 2)
-    p.splits *= 2;
-  p.warps = int(std::min<int64_t>(kMaxWarps, (steps + p.splits - 1) / p.splits));
-  const int64_t total = ctas * L * p.splits;
-  if (Cfg::kOneWave && total > int64_t(ctas_per_sm<Cfg>(p.warps)) * sm_count)
-    for (int w = p.warps / 2; w >= 2; w /= 2)
-      if (total <= int64_t(ctas_per_sm<Cfg>(w)) * sm_count) {
-        p.warps = w;
-        break;
+  int64_t ctas = (p.groups + Cfg::kGroups - 1) / Cfg::kGroups;
+  if constexpr (Cfg::kWarpPlan == WarpPlan::kOwnRows) {
+    const int64_t sets = ctas;  // row sets of kGroups groups, one per warp
+    p.own_rows = true;
+    p.warps = Cfg::kMaxWarps;
+    while (p.warps > 1 && p.warps / 2 >= sets) p.warps /= 2;
+    ctas = (sets + p.warps - 1) / p.warps;
+    const int64_t resident = int64_t(ctas_per_sm<Cfg>(p.warps)) * sm_count;
+    while (p.splits < kMaxSplits && ctas * L * p.splits * 2 <= resident && steps >= 2 * p.splits * 2) p.splits *= 2;
+  } else {
+    while (p.splits < kMaxSplits && ctas * L * p.splits < 2 * int64_t(sm_count) && steps >= 2 * p.splits * 2)
+      p.splits *= 2;
+    const int64_t total = ctas * L * p.splits;
+    if constexpr (Cfg::kWarpPlan == WarpPlan::kBalancedK) {
+      const int64_t s = (steps + p.splits - 1) / p.splits;
+      double best_used = -1.0;
+      bool best_fits = false;
+      // At least 2 warps where K has 2 steps, as the stage's one-wave rule (1-warp CTAs are kOwnRows' plan).
+      for (int w = s >= 2 ? 2 : 1; w <= int(std::min<int64_t>(Cfg::kMaxWarps, std::max<int64_t>(s, 1))); ++w) {
+        const bool fits = Cfg::kOneWave && total <= int64_t(ctas_per_sm<Cfg>(w)) * sm_count;
+        const double used = double(s) / double(w * ((s + w - 1) / w));
+        if ((fits && !best_fits) || (fits == best_fits && used >= best_used)) {  // ties: more warps
+          p.warps = w;
+          best_used = used;
+          best_fits = fits;
+        }
       }
+    } else {
+      p.warps = int(std::min<int64_t>(Cfg::kMaxWarps, (steps + p.splits - 1) / p.splits));
+      if (Cfg::kOneWave && total > int64_t(ctas_per_sm<Cfg>(p.warps)) * sm_count)
+        for (int w = p.warps / 2; w >= 2; w /= 2)
+          if (total <= int64_t(ctas_per_sm<Cfg>(w)) * sm_count) {
+            p.warps = w;
+            break;
+          }
+    }
+  }
   if (ctas * p.splits > INT_MAX)
     throw std::invalid_argument("stage09: M = " + std::to_string(M) + " needs more CTAs than a grid holds");
   p.ctas_per_batch = int(ctas * p.splits);
@@ -558,13 +638,13 @@ void launch_config(const gemm::Nvfp4GemvArgs& args, cudaStream_t stream) {
 
 template <class Cfg>
 int ctas_per_sm(int warps) {
-  static int cached[kMaxWarps + 1] = {};  // per warp count; a benign race writes the same value
+  static int cached[Cfg::kMaxWarps + 1] = {};  // per warp count; a benign race writes the same value
   if (cached[warps] == 0) {
     int n = 0;
     if (!gemm::gpu_info().usable ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, nvfp4_gemv<Cfg>, warps * kLanes, 0) != cudaSuccess || n < 1) {
       (void)cudaGetLastError();
-      n = std::max(1, Cfg::kMinCtas) * kMaxWarps / warps;
+      n = std::max(1, Cfg::kMinCtas) * Cfg::kMaxWarps / warps;
     }
     cached[warps] = n;
   }
@@ -868,6 +948,19 @@ using HopperMma4Warps = MmaConfig<4, 4>;
 using Hopper = Config<16, 1, ALoad::kNoAllocate, 6>;
 using Hopper16Rows = Config<16, 2, ALoad::kNoAllocate, 4>;
 using Blackwell = Config<32, 1, ALoad::kNoAllocate, 4>;
+
+// The balanced plans (WarpPlan), benchmarked and tested beside the stage; launch() does not take them.
+// Registers: 65536 / (32 * kMaxWarps * kMinCtas), rounded down to a multiple of 8.
+// Own rows, 16 per warp, 4 or 2 warps per CTA (128 registers, 16 warps per SM): at (4096, 7168, 8) 2048
+// warps of 7 steps (one wave: 2112 resident), at (7168, 2048, 4) 1792 warps of 2 steps, none idle.
+using HopperOwnRows = Config<16, 2, ALoad::kNoAllocate, 4, true, Products::kDp4a, WarpPlan::kOwnRows, 4>;
+using HopperOwnRows2Warps = Config<16, 2, ALoad::kNoAllocate, 8, true, Products::kDp4a, WarpPlan::kOwnRows, 2>;
+// Own rows, 8 per warp, 4 warps per CTA (80 registers, 24 warps per SM).
+using HopperOwnRows8 = Config<16, 1, ALoad::kNoAllocate, 6, true, Products::kDp4a, WarpPlan::kOwnRows, 4>;
+// Warps dividing K's steps: 16 rows per CTA, up to 8 warps, 128 registers (7-warp CTAs: 2 per SM, 14 warps);
+// 8 rows per CTA, up to 7 warps, 72 registers (7-warp CTAs: 4 per SM, 28 warps).
+using HopperBalanced16Rows = Config<16, 2, ALoad::kNoAllocate, 2, true, Products::kDp4a, WarpPlan::kBalancedK, 8>;
+using HopperBalanced = Config<16, 1, ALoad::kNoAllocate, 4, true, Products::kDp4a, WarpPlan::kBalancedK, 7>;
 
 // Whether the 16-row configuration is taken: at least 2 CTAs of 16 rows per SM over all batches.
 inline bool sixteen_rows(const gemm::Nvfp4GemmArgs& args, int sm_count) {

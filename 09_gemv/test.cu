@@ -66,6 +66,28 @@ TEST_P(GpuGemvVariants, TensorCoreProductsFourWarpsMatchCpuReference) {
   GEMM_REQUIRE_GPU();
   gemm::testing::run_case(stage09::launch_mma<stage09::HopperMma4Warps>, GetParam(), {8, 1, 1024});
 }
+// The balanced plans (WarpPlan): own rows (no K split over warps; a cluster splits K for small M) and
+// warps dividing K's steps, up to 7 or 8 warps per CTA.
+TEST_P(GpuGemvVariants, OwnRowsSixteenRowWarpsMatchCpuReference) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(stage09::launch_config<stage09::HopperOwnRows>, GetParam(), {8, 1, 1024});
+}
+TEST_P(GpuGemvVariants, OwnRowsTwoWarpsMatchCpuReference) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(stage09::launch_config<stage09::HopperOwnRows2Warps>, GetParam(), {8, 1, 1024});
+}
+TEST_P(GpuGemvVariants, OwnRowsEightRowWarpsMatchCpuReference) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(stage09::launch_config<stage09::HopperOwnRows8>, GetParam(), {8, 1, 1024});
+}
+TEST_P(GpuGemvVariants, BalancedSixteenRowsMatchCpuReference) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(stage09::launch_config<stage09::HopperBalanced16Rows>, GetParam(), {16, 1, 1024});
+}
+TEST_P(GpuGemvVariants, BalancedEightRowsMatchCpuReference) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case(stage09::launch_config<stage09::HopperBalanced>, GetParam(), {8, 1, 1024});
+}
 INSTANTIATE_TEST_SUITE_P(Shapes, GpuGemvVariants, ::testing::ValuesIn(variant_cases()), gemm::testing::case_name);
 
 // ---- The alignments the contract allows ---------------------------------------------------------------
@@ -121,6 +143,12 @@ const AlignmentRun kAlignmentRuns[] = {
     {"chunk32_least_aligned", launch_least_aligned<stage09::launch_config<stage09::Blackwell>>, 1},
     {"eight_rows_least_aligned", launch_least_aligned<stage09::launch_config<stage09::Hopper>>, 1},
     {"sixteen_rows_least_aligned", launch_least_aligned<stage09::launch_config<stage09::Hopper16Rows>>, 1},
+    {"own_rows", stage09::launch_config<stage09::HopperOwnRows>, 0},
+    {"own_rows_least_aligned", launch_least_aligned<stage09::launch_config<stage09::HopperOwnRows>>, 1},
+    {"own_rows_two_warps_least_aligned", launch_least_aligned<stage09::launch_config<stage09::HopperOwnRows2Warps>>, 1},
+    {"own_rows_eight_rows_least_aligned", launch_least_aligned<stage09::launch_config<stage09::HopperOwnRows8>>, 1},
+    {"balanced_sixteen_rows_least_aligned", launch_least_aligned<stage09::launch_config<stage09::HopperBalanced16Rows>>, 1},
+    {"balanced_eight_rows_least_aligned", launch_least_aligned<stage09::launch_config<stage09::HopperBalanced>>, 1},
     {"mma", stage09::launch_mma<stage09::HopperMma>, 0},
     {"mma_least_aligned", launch_least_aligned<stage09::launch_mma<stage09::HopperMma>>, 1},
     {"mma_four_warps_least_aligned", launch_least_aligned<stage09::launch_mma<stage09::HopperMma4Warps>>, 1},
@@ -259,6 +287,39 @@ TEST(GemvPlan, SplitsKOnlyWhenRowsAreFewAndNeverLaunchesAnEmptyGroup) {
   EXPECT_EQ(stage09::plan<C>(129, 64, 1, 132).groups, 17);
   EXPECT_EQ(stage09::plan<C>(4096, 7168, 8, 132).splits, 1);
   EXPECT_EQ(stage09::plan<C>(1, 32, 1, 132).warps, 1);
+}
+
+// The balanced plans at the public shapes (132 SMs; without a GPU the register caps give the residency).
+TEST(GemvPlan, BalancedPlansLeaveNoWarpIdle) {
+  // The stage's plan at (4096, 7168, 8): 7 steps over 4 warps (2/2/2/1), the imbalance these plans remove.
+  EXPECT_EQ(stage09::plan<stage09::Hopper16Rows>(4096, 7168, 8, 132).warps, 4);
+  // Own rows: no K split over warps where the grid's warps fill the GPU.
+  const auto own = stage09::plan<stage09::HopperOwnRows>(4096, 7168, 8, 132);
+  EXPECT_TRUE(own.own_rows);
+  EXPECT_EQ(own.warps, 4);
+  EXPECT_EQ(own.splits, 1);
+  EXPECT_EQ(own.ctas_per_batch, 4096 / 64);  // 64 rows per CTA: 4 warps of 16
+  const auto own_short = stage09::plan<stage09::HopperOwnRows>(7168, 2048, 4, 132);
+  EXPECT_EQ(own_short.splits, 1);
+  EXPECT_EQ(own_short.ctas_per_batch, 7168 / 64);
+  EXPECT_EQ(stage09::plan<stage09::HopperOwnRows2Warps>(7168, 2048, 4, 132).ctas_per_batch, 7168 / 32);
+  EXPECT_EQ(stage09::plan<stage09::HopperOwnRows8>(4096, 7168, 8, 132).ctas_per_batch, 4096 / 32);
+  // Few rows: a cluster splits K while twice the CTAs are still resident; fewer warps for fewer groups.
+  const auto own_long = stage09::plan<stage09::HopperOwnRows>(7168, 16384, 1, 132);
+  EXPECT_EQ(own_long.splits, 4);  // 112 CTAs x 4 = 448 <= 528 resident (4 per SM at 128 registers)
+  const auto own_one = stage09::plan<stage09::HopperOwnRows>(1, 65536, 1, 132);
+  EXPECT_EQ(own_one.warps, 1);
+  EXPECT_EQ(own_one.ctas_per_batch, stage09::kMaxSplits);
+  EXPECT_EQ(stage09::plan<stage09::HopperOwnRows>(67, 2048, 1, 132).warps, 4);  // 16 groups: 8 sets of 2
+  EXPECT_EQ(stage09::plan<stage09::HopperOwnRows>(3, 64, 1, 132).warps, 1);     // 2 groups: one set
+  // Warps dividing the steps: 7 for 7 steps; 2 for 2; at K = 16384 the 4 that keep one wave, not 8.
+  EXPECT_EQ(stage09::plan<stage09::HopperBalanced16Rows>(4096, 7168, 8, 132).warps, 7);
+  EXPECT_EQ(stage09::plan<stage09::HopperBalanced>(4096, 7168, 8, 132).warps, 7);
+  EXPECT_EQ(stage09::plan<stage09::HopperBalanced16Rows>(7168, 2048, 4, 132).warps, 2);
+  EXPECT_EQ(stage09::plan<stage09::HopperBalanced16Rows>(7168, 16384, 1, 132).warps, 4);
+  EXPECT_EQ(stage09::plan<stage09::HopperBalanced>(7168, 16384, 1, 132).warps, 4);
+  EXPECT_EQ(stage09::plan<stage09::HopperBalanced>(4096, 11264, 8, 132).warps, 6);  // 11 steps: 2 each but one
+  EXPECT_EQ(stage09::plan<stage09::HopperBalanced>(1, 32, 1, 132).warps, 1);
 }
 
 }  // namespace
