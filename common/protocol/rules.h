@@ -115,7 +115,16 @@ inline constexpr Rule kRules[] = {
     {"mma-overwrites-unread", Judge::kChecker,
      "an mma writes accumulator columns whose `tcgen05.ld` reads are not finished for it (the accumulator released "
      "too early)",
-     "9.7.16.6.4, 9.7.16.8.5", kLdFinished, {{kTcgen05Twins, "accumulator_released_before_its_loads_finished"}}, ""},
+     "9.7.16.6.4, 9.7.16.8.5", kLdFinished,
+     {{kTcgen05Twins, "accumulator_released_before_its_loads_finished"},
+      {kTcgen05Twins, "pair_overlapping_accumulator_released_before_its_shared_half_is_read",
+       "two accumulators sharing half their columns (stage 11's step 2): the epilogue arrives on the shared half's "
+       "barrier before it loads that half, so the next tile's mma finds the loads still in flight"},
+      {kTcgen05Twins, "pair_overlapping_accumulator_mma_waits_for_the_tile_before_last",
+       "the same accumulators, the epilogue right: the MMA warp waits for the release of tile t - 2, not t - 1 (the "
+       "wait two separate accumulators need), so tile t's mma overwrites the shared half of tile t - 1 while it is "
+       "read"}},
+     ""},
     {"ld-before-commit", Judge::kChecker, "`tcgen05.ld` of columns whose write is not visible to the reader",
      "9.7.16.12.1, 9.7.16.6.4", "",
      {{kTcgen05Twins, "3a_accumulator_read_without_waiting"},

@@ -13,6 +13,13 @@
 //                    commit -> empty[s] of the pair; after a tile's last k-tile, commit -> acc_full
 //   warps 2-5        epilogue: wait acc_full, tcgen05.ld their quadrant, store FP32, release
 //                    acc_empty; warp 2 also allocates and deallocates Tensor Memory
+// The overlapping variants (Bug::kOverlap*, stage 11's step 2 made small): two accumulators of 128
+// columns that share 64, accumulator 0 in columns [0, 128) and 1 in [64, 192), tile t in accumulator
+// t % 2. The epilogue reads a tile's shared half first (64..127 of TMEM in both), waits for the loads,
+// fences before_thread_sync and arrives on the leader's overlap_free (4 warps x cta_group a tile), then
+// reads the other half; the MMA warp starts tile t > 0 once overlap_free has completed phase t - 1
+// (which also says that tile t - 2, in the same accumulator, is read: a warp reads its tiles in order).
+// acc_empty is not used there.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -72,7 +79,15 @@ enum class Bug : int {
   kGenericScalesNoFence,  // ... without fence.proxy.async
   kCpAfterMma,            // each k-step's scale copies issued after its mma: the first mma reads columns no cp filled
   kAllocTooSmall,         // Tensor Memory sized for the columns below the scales: the scale copies land outside it
+  kOverlappingAccumulators,  // not a bug: two accumulators sharing half their columns (the file's comment)
+  kOverlapReleasedBeforeRead,  // ... the epilogue arrives on overlap_free before it reads the shared half
+  kOverlapWaitsTwoTilesBack,   // ... the MMA warp waits for tile t - 2's release, not t - 1's (right without the overlap)
 };
+
+__device__ bool overlapping(Bug bug) {
+  return bug == Bug::kOverlappingAccumulators || bug == Bug::kOverlapReleasedBeforeRead ||
+         bug == Bug::kOverlapWaitsTwoTilesBack;
+}
 
 constexpr int kSlots = 2;                // ring positions of the pipeline
 constexpr int kThreads = 192;            // warp 0 producer, warp 1 MMA, warps 2-5 epilogue (quadrants 2, 3, 0, 1)
@@ -82,6 +97,9 @@ constexpr int kStepsPerTile = kTileK / 64;
 constexpr uint32_t kSfColumn = 256;      // D in columns [0, 128); scales from here
 constexpr uint32_t kSfColumnsPerSlot = 32;
 constexpr uint32_t kAllocColumns = 512;  // every column: D and both slots' scales fit with room to spare
+constexpr uint32_t kOverlapColumns = kBN / 2;  // the overlapping variants: accumulator 1 starts here, sharing
+                                               // [kOverlapColumns, kBN) with accumulator 0
+static_assert(kOverlapColumns + kBN <= kSfColumn, "both overlapping accumulators lie below the scales");
 
 struct Params {
   int K;
@@ -105,6 +123,8 @@ struct Smem {
   Slot<kCtaGroup> slot[kSlots];
   uint64_t full[kSlots], empty[kSlots], acc_full, acc_empty;
   uint64_t first_tile_done;      // bug 3b: a commit after k-tile 0 arrives here
+  uint64_t overlap_free;         // the overlapping variants, leader: every epilogue warp has read a tile's shared half
+  uint32_t overlap_progress;     // the broken overlapping variants: epilogue warps past the point their bug races on
   volatile uint32_t odd_cta_read;  // bug 5: the odd CTA has read its accumulator
   uint32_t tmem;
   volatile uint32_t all_issued;  // set by the MMA warp: only the broken epilogues spin on it
@@ -115,6 +135,15 @@ __device__ void spin_ns(unsigned long long ns) {
   const unsigned long long start = global_timer_ns();
   while (global_timer_ns() - start < ns) {
   }
+}
+
+// Spins until the counter at this address in CTA `rank` of the cluster is at least `value`.
+__device__ void wait_count(const uint32_t* counter, uint32_t rank, uint32_t value) {
+  const uint32_t addr = map_to_rank(smem_addr(counter), rank);
+  uint32_t v = 0;
+  do {
+    asm volatile("ld.acquire.cluster.shared::cluster.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+  } while (v < value);
 }
 
 // Spins until the flag at this address in CTA `rank` of the cluster is nonzero.
@@ -159,6 +188,8 @@ __global__ void __launch_bounds__(kThreads) pipeline_kernel(const __grid_constan
     mbarrier_init(&s.acc_full, 1, "acc_full", 0);
     mbarrier_init(&s.acc_empty, 4 * kCtaGroup, "acc_empty", 0);
     mbarrier_init(&s.first_tile_done, 1, "first_tile_done", 0);
+    mbarrier_init(&s.overlap_free, 4 * kCtaGroup, "overlap_free", 0);
+    s.overlap_progress = 0;
     s.all_issued = 0;
     s.first_copy_issued = 0;
     s.odd_cta_read = 0;
@@ -223,8 +254,24 @@ __global__ void __launch_bounds__(kThreads) pipeline_kernel(const __grid_constan
   if (warp == 1 && leader) {  // MMA warp, all 32 lanes (one elected lane issues on a B200)
     const uint32_t idesc = tcgen05::nvfp4_instr_descriptor(128 * kCtaGroup, kBN);
     for (int t = 0; t < p.tiles; ++t) {
-      wait_commit(&s.acc_empty, (t & 1) ^ 1, "acc_empty", 0);  // the epilogue has drained the last tile
+      if (!overlapping(p.bug)) {
+        wait_commit(&s.acc_empty, (t & 1) ^ 1, "acc_empty", 0);  // the epilogue has drained the last tile
+      } else {
+        // Every epilogue warp has read the shared half of tile t - 1 (and with it all of tile t - 2). The
+        // broken wait is for tile t - 2's release, right for two separate accumulators.
+        const int back = p.bug == Bug::kOverlapWaitsTwoTilesBack ? 2 : 1;
+        if (t >= back) mbarrier_wait_bounded(&s.overlap_free, uint32_t((t - back) & 1), wait_timeout_ns(), "overlap_free", 0);
+        if (p.bug != Bug::kOverlappingAccumulators && t > 0) {
+          // The broken variants: the moment a B200 would race, made certain. Every epilogue warp has
+          // issued its loads of tile t - 1's shared half (released too early), or has released them
+          // (the release this MMA warp does not wait for). A plain flag: it orders nothing for the checker.
+          if (lane == 0)
+            for (uint32_t r = 0; r < uint32_t(kCtaGroup); ++r) wait_count(&s.overlap_progress, r, 4u * uint32_t(t));
+          __syncwarp();
+        }
+      }
       tcgen05_fence_after_thread_sync();
+      const uint32_t d_column = overlapping(p.bug) ? kOverlapColumns * uint32_t(t % 2) : 0u;
       for (int kt = 0; kt < k_tiles; ++kt) {
         const int it = t * k_tiles + kt, st = it % kSlots;
         const bool skip_wait = p.bug == Bug::kMmaIgnoresFull && it == 0;
@@ -248,7 +295,7 @@ __global__ void __launch_bounds__(kThreads) pipeline_kernel(const __grid_constan
           if (p.bug != Bug::kCpAfterMma) copy_scales();
           const uint64_t a_desc = tcgen05::advance_start(tcgen05::kmajor_sw128_descriptor(smem_addr(b.a)), 32 * j);
           const uint64_t b_desc = tcgen05::advance_start(tcgen05::kmajor_sw128_descriptor(smem_addr(b.b)), 32 * j);
-          tcgen05_mma_nvfp4_warp<kCtaGroup>(tmem, a_desc, b_desc, idesc, tmem + sfa, tmem + sfb, kt > 0 || j > 0);
+          tcgen05_mma_nvfp4_warp<kCtaGroup>(tmem + d_column, a_desc, b_desc, idesc, tmem + sfa, tmem + sfb, kt > 0 || j > 0);
           if (p.bug == Bug::kCpAfterMma) copy_scales();
         }
         const bool last = kt == k_tiles - 1 && t == p.tiles - 1;
@@ -292,6 +339,43 @@ __global__ void __launch_bounds__(kThreads) pipeline_kernel(const __grid_constan
     }
     tcgen05_fence_after_thread_sync();
     if (odd_deallocs_early) break;
+    if (overlapping(p.bug)) {
+      // Two halves of 64 columns, the shared one first: accumulator 0's upper half, accumulator 1's lower
+      // half (TMEM columns [64, 128) both). The shared half is released as soon as it is read; the other
+      // half's loads are published by the next tile's fence before_thread_sync, or the teardown's.
+      const int acc = t % 2;
+      const uint32_t lane_field = 32 * uint32_t(warp % 4);
+      const int row = 128 * int(rank) + 32 * (warp % 4) + lane;
+      float* out = p.out + size_t(t) * 128 * kCtaGroup * kBN;
+      const bool release = t + 1 < p.tiles;  // only the MMA warp's next tile waits for it
+      auto arrive_overlap_free = [&] {
+        tcgen05_fence_before_thread_sync();  // the finished reads are ordered before the release
+        __syncwarp();
+        if (lane == 0) mbarrier_arrive_cluster(&s.overlap_free, 0);  // at the leader
+      };
+      for (int pass = 0; pass < 2; ++pass) {
+        const int half = pass == 0 ? 1 - acc : acc;  // the accumulator's half: 0 lower, 1 upper
+        const uint32_t first_column = kOverlapColumns * uint32_t(acc) + uint32_t(half) * kOverlapColumns;
+        if (pass == 0 && release && p.bug == Bug::kOverlapReleasedBeforeRead) arrive_overlap_free();  // too early
+        uint32_t r[kOverlapColumns / 32][32];
+#pragma unroll
+        for (int c = 0; c < int(kOverlapColumns); c += 32)
+          tcgen05_ld_32x32b<32>(tmem + tcgen05::tmem_address(lane_field, first_column + uint32_t(c)), r[c / 32]);
+        if (pass == 0 && p.bug == Bug::kOverlapReleasedBeforeRead) {  // the loads are issued, not finished
+          __syncwarp();
+          if (lane == 0) atomicAdd(&s.overlap_progress, 1u);
+        }
+        tcgen05_wait_ld();
+        if (pass == 0 && release && p.bug != Bug::kOverlapReleasedBeforeRead) {
+          arrive_overlap_free();
+          if (p.bug == Bug::kOverlapWaitsTwoTilesBack && lane == 0) atomicAdd(&s.overlap_progress, 1u);
+        }
+#pragma unroll
+        for (int c = 0; c < int(kOverlapColumns); ++c)
+          out[row * kBN + half * int(kOverlapColumns) + c] = __uint_as_float(r[c / 32][c % 32]);
+      }
+      continue;  // no acc_empty
+    }
     if (!skip_ld) {
       const uint32_t lane_field = 32 * uint32_t(warp % 4) + (((p.bug == Bug::kOddCtaLaneOffset && rank == 1) ||
                                                            (p.bug == Bug::kEvenCtaLaneOffset && rank == 0)) ? 128 : 0);
@@ -433,7 +517,9 @@ INSTANTIATE_TEST_SUITE_P(
                       TwinCase{"cta_group2_two_tiles_one_accumulator", 2, Bug::kNone, 2},
                       TwinCase{"cta_group2_odd_cta_reads_lanes_128_plus", 2, Bug::kOddCtaLaneOffset, 1},
                       TwinCase{"cta_group2_odd_cta_allocates_late", 2, Bug::kLateOddAlloc, 1},
-                      TwinCase{"cta_group1_scales_stored_generically_and_fenced", 1, Bug::kGenericScales, 1}),
+                      TwinCase{"cta_group1_scales_stored_generically_and_fenced", 1, Bug::kGenericScales, 1},
+                      TwinCase{"cta_group1_overlapping_accumulators", 1, Bug::kOverlappingAccumulators, 3},
+                      TwinCase{"cta_group2_overlapping_accumulators", 2, Bug::kOverlappingAccumulators, 3}),
     [](const ::testing::TestParamInfo<TwinCase>& i) { return std::string(i.param.name); });
 
 // Strict mode is what flags single-buffered scale columns; without it the emulator, like the
@@ -495,6 +581,16 @@ const BrokenCase kBroken[] = {
     {"accumulator_released_before_its_loads_finished", 1, Bug::kEarlyAccRelease, 2,
      "protocol checker: mma-overwrites-unread: .*warp 1 \\(mma\\).*operand: mma accumulator D, Tensor Memory columns "
      "\\[0, 128\\).*earlier read not visible as finished: by warp [2-5] \\(epilogue\\) of CTA rank 0, (not yet finished|its epoch)"},
+    // Overlapping accumulators (tile 1 in [64, 192) shares [64, 128) with tile 0): the epilogue releases
+    // the shared half before it loads it, so tile 1's mma finds tile 0's loads of [64, 128) still in flight.
+    {"pair_overlapping_accumulator_released_before_its_shared_half_is_read", 2, Bug::kOverlapReleasedBeforeRead, 2,
+     "protocol checker: mma-overwrites-unread: .*warp 1 \\(mma\\).*operand: mma accumulator D, Tensor Memory columns "
+     "\\[64, 192\\).*earlier read not visible as finished: by warp [2-5] \\(epilogue\\) of CTA rank 0, not yet finished"},
+    // ... the epilogue is right, but tile 1's mma waits for no release (tile t - 2's, as for two separate
+    // accumulators): tile 0's loads of [64, 128) are finished and released, just not to this mma.
+    {"pair_overlapping_accumulator_mma_waits_for_the_tile_before_last", 2, Bug::kOverlapWaitsTwoTilesBack, 2,
+     "protocol checker: mma-overwrites-unread: .*warp 1 \\(mma\\).*operand: mma accumulator D, Tensor Memory columns "
+     "\\[64, 192\\).*earlier read not visible as finished: by warp [2-5] \\(epilogue\\) of CTA rank 0, its epoch [0-9]+ "},
     {"accumulator_columns_read_before_any_write", 1, Bug::kReadUnwritten, 1,
      "protocol checker: ld-unwritten: .*Tensor Memory columns \\[128, 160\\)"},
     {"producer_starts_at_the_wrong_parity", 1, Bug::kWrongParityProducer, 1,
