@@ -12,8 +12,9 @@ project; no GPU is involved.
                                               11_mxfp8/README.md; print the page's block.
     python3 docs/b200_model_mxfp8.py --check  consistency checks (every bound >= SOL, the method reproduces
                                               docs/b200_model.py's stage 06/07 bounds with NVFP4's parameters, the
-                                              model's step (a) is 11_mxfp8/kernel.cuh's tiling, the planned steps fit
-                                              Tensor Memory and shared memory, the tile orders cover every tile once,
+                                              model's steps 1 and 2 are 11_mxfp8/kernel_format.cuh's and kernel.cuh's
+                                              tiling (tile, BK, slots, TMEM columns), every step fits Tensor Memory
+                                              and shared memory, the tile orders cover every tile once,
                                               no measured figure beats its bound, hand-worked values), and that the
                                               committed JSON, the page's block and the README's block are current;
                                               changes nothing. Exit code 1 on a failure.
@@ -21,13 +22,18 @@ project; no GPU is involved.
 The steps, each a lower bound with the method docs/b200_model.py uses for stages 06/07 (persistent pairs, the
 tiles in rounds of 74, the epilogue behind the next tile's MMAs, min bytes at 8 TB/s):
 
-  (a) built, 11_mxfp8/kernel.cuh: stage 07's persistent 2-CTA kernel, a 256 x 128 tile per CTA pair, k-tiles of 128
-      values (128 bytes), 4 MMAs of K = 32 per k-tile, 8 ring slots, 2 TMEM accumulators of 128 columns, TMA-store
-      epilogue, unit u on pair u mod 74, tile-rows rasterised in groups of 8.
-  (b) not built: MMA_N = 256, a 256 x 256 tile per pair, two 256-column accumulators overlapping by 128 TMEM
-      columns (384 columns) so that the scale columns still fit.
-  (c) not built: (b) + the tile order for the large shapes (a Hilbert curve where the tile grid is a square power
-      of two and M, N >= 8192) + BK = 256 (8 MMAs per k-tile).
+  step 1 (kernel_format.cuh), built, 11_mxfp8/kernel_format.cuh (namespace stage11_format): stage 07's persistent
+      2-CTA kernel, a 256 x 128 tile per CTA pair, k-tiles of 128 values (128 bytes), 4 MMAs of K = 32 per k-tile,
+      8 ring slots of 25 KB, 2 TMEM accumulators of 128 columns (256 columns), TMA-store epilogue, unit u on pair
+      u mod 74, tile-rows rasterised in groups of 8.
+  step 2 (kernel.cuh), built, 11_mxfp8/kernel.cuh (namespace stage11): step 1 with MMA_N = 256, a 256 x 256 tile
+      per pair, two 256-column accumulators overlapping by 128 TMEM columns (384 columns) so that the scale columns
+      still fit, 6 ring slots of 34 KB (33.5 KB brought by TMA), BK 128, the TMA-store epilogue reading each unit
+      in two halves of 128 columns, the shared half first.
+  step 3, not built: step 2 + the tile order for the large shapes (a Hilbert curve where the tile grid is a square
+      power of two and M, N >= 8192) + BK = 256 (8 MMAs per k-tile).
+
+The step numbers are those of 11_mxfp8/README.md's step table (steps 1 and 2); step 3 is not in it.
 
 The published figures come from docs/b200_model.py (imported, not restated). The dense MXFP8 rate is ASSUMED to be
 half the dense NVFP4 rate (see MXFP8_DENSE_FLOPS).
@@ -46,7 +52,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 JSON_OUT = ROOT / "docs" / "data" / "b200_model_mxfp8.json"
 README = ROOT / "11_mxfp8" / "README.md"
 PAGE = ROOT / "docs" / "b200_model_mxfp8.md"
-KERNEL = ROOT / "11_mxfp8" / "kernel.cuh"
+KERNEL_FORMAT = ROOT / "11_mxfp8" / "kernel_format.cuh"  # step 1
+KERNEL = ROOT / "11_mxfp8" / "kernel.cuh"                # step 2
 BEGIN, END = "<!-- mxfp8-model:begin -->", "<!-- mxfp8-model:end -->"                  # in README: the short block
 PAGE_BEGIN, PAGE_END = "<!-- mxfp8-model-page:begin -->", "<!-- mxfp8-model-page:end -->"  # in PAGE: the whole model
 TITLE = "B200 MODEL of stage 11 (predicted lower bounds from published peak figures; not measured)"
@@ -74,11 +81,11 @@ FIGURES["mxfp8_dense_flops"] = dict(
 FIGURES["per_sm_flops"] = dict(value=PER_SM_FLOPS, what="mxfp8_dense_flops / sms: an even share per SM (assumed)",
                                source="derived")
 
-# --- Stage 11's parameters, spelled as in 11_mxfp8/kernel.cuh (--check compares them) ---------------------------
+# --- Stage 11's parameters, spelled as in 11_mxfp8/kernel_format.cuh and kernel.cuh (--check compares them) -------
+# Shared by both files:
 kCtaGroup = 2     # a CTA pair issues one MMA
 kBM = 256         # rows of C per pair: M of the MMA
-kBN = 128         # columns of C per pair: N of the MMA (step a)
-kTileK = 128      # values of k per k-tile: one 128-byte swizzle row at a byte a value
+kTileK = 128      # values of k per k-tile: one 128-byte swizzle row at a byte a value (steps 1, 2)
 kMmaK = MXFP8_MMA_K
 kAccBuffers = 2   # accumulators in TMEM
 kGroupM = 8       # tile-rows per rasterisation group of unit_at
@@ -86,22 +93,36 @@ kSmemPerBlock = 232448
 kStaticSmemMargin = 2048
 kEpilogueWarps, kStagingBuffers, kStagingBytes = 4, 2, 32 * 64
 kTmemColumns = 512
-MODEL_CONSTANTS = dict(kCtaGroup=kCtaGroup, kBM=kBM, kBN=kBN, kTileK=kTileK, kMmaK=kMmaK, kAccBuffers=kAccBuffers,
-                       kGroupM=kGroupM, kSmemPerBlock=kSmemPerBlock, kStaticSmemMargin=kStaticSmemMargin)
-KERNEL_SLOTS = 8  # what kernel.cuh's kSlots comes to (its comment); --check recomputes it from the constants
+MODEL_CONSTANTS = dict(kCtaGroup=kCtaGroup, kBM=kBM, kTileK=kTileK, kMmaK=kMmaK, kAccBuffers=kAccBuffers,
+                       kGroupM=kGroupM, kSmemPerBlock=kSmemPerBlock, kStaticSmemMargin=kStaticSmemMargin,
+                       kEpilogueWarps=kEpilogueWarps, kStagingBuffers=kStagingBuffers, kStagingBytes=kStagingBytes,
+                       kTmemColumns=kTmemColumns)
+# Each built step's own, as its file has them: kBN, kOverlapColumns (absent in kernel_format.cuh: 0), and what its
+# kSlots, kAccColumns and sizeof(Slot) come to (their comments and static_asserts); --check reads them from the file
+# and recomputes the slots, the slot and the TMEM columns with resources().
+KERNEL_FILES = {
+    "1": dict(path=KERNEL_FORMAT, namespace="stage11_format", kBN=128, kOverlapColumns=0, kSlots=8, kAccColumns=256,
+              slot_bytes=25 * 1024, slot_tma_bytes=25 * 1024),
+    "2": dict(path=KERNEL, namespace="stage11", kBN=256, kOverlapColumns=128, kSlots=6, kAccColumns=384,
+              slot_bytes=34816, slot_tma_bytes=34304),
+}
 MX_SF_VEC, SF_ROW_BLOCK, SF_COL_BLOCK = 32, base.SF_ROW_BLOCK, base.SF_COL_BLOCK  # one UE8M0 per 32 k; 128 x 4 atoms
 
 # --- The steps ---------------------------------------------------------------------------------------------------
 # bn: the pair's tile columns (MMA_N); bk: values of k per k-tile; overlap: TMEM columns the two accumulators share;
 # order: the tile order ("group": unit_at's groups of kGroupM tile-rows; "hilbert": a Hilbert curve where the tile
 # grid is a square power of two and M, N >= HILBERT_MIN, else "group").
+# label: the step as the stage README's step table numbers it (step 3 is not in it); file: where it is built.
 STEPS = {
-    "a": dict(bn=kBN, bk=kTileK, overlap=0, order="group", built=True,
-              name="(a) built: 11_mxfp8/kernel.cuh, 256 x 128 per pair, BK 128"),
-    "b": dict(bn=256, bk=kTileK, overlap=128, order="group", built=False,
-              name="(b) not built: MMA_N 256, 256 x 256 per pair, two accumulators overlapping by 128 TMEM columns"),
-    "c": dict(bn=256, bk=256, overlap=128, order="hilbert", built=False,
-              name="(c) not built: (b) + Hilbert tile order for M, N >= 8192 + BK 256"),
+    "1": dict(bn=KERNEL_FILES["1"]["kBN"], bk=kTileK, overlap=KERNEL_FILES["1"]["kOverlapColumns"], order="group",
+              built=True, file="11_mxfp8/kernel_format.cuh", label="step 1 (kernel_format.cuh)",
+              name="step 1 (kernel_format.cuh): 256 x 128 per pair, BK 128"),
+    "2": dict(bn=KERNEL_FILES["2"]["kBN"], bk=kTileK, overlap=KERNEL_FILES["2"]["kOverlapColumns"], order="group",
+              built=True, file="11_mxfp8/kernel.cuh", label="step 2 (kernel.cuh)",
+              name="step 2 (kernel.cuh): MMA_N 256, 256 x 256 per pair, two accumulators overlapping by 128 TMEM "
+                   "columns, BK 128"),
+    "3": dict(bn=256, bk=256, overlap=128, order="hilbert", built=False, file=None, label="step 3, not built",
+              name="step 3, not built: step 2 + Hilbert tile order for M, N >= 8192 + BK 256"),
 }
 HILBERT_MIN = 8192  # the seed applied its Hilbert order at M = N = K >= 8192 only (its steps 8 and 10)
 
@@ -117,18 +138,18 @@ SEED_SOURCE = ("seed worklog 003: D. Vega-Myhre, 'MXFP8 GEMM: Up to 99% of cuBLA
 # TFLOP/s at M = N = K = 2048, 4096, 8192, 16384, as the worklog prints them; the model step each is bounded by.
 SEED_LADDER = [
     ("0", "initial: 2-CTA, MMA 128 x 128 per CTA (256 x 128 per pair), BK 128, 2 accumulators, st.global epilogue",
-     "a", (478.49, 877.78, 1171.53, 1235.61)),
-    ("1", "MMA_N 256, two 256-column accumulators overlapping by 128", "b", (797.73, 1443.69, 1900.74, 1933.43)),
-    ("2", "8-float vector stores", "b", (798.92, 1543.29, 1955.59, 1990.72)),
-    ("3", "BK 256", "c", (837.55, 1789.57, 2126.22, 2104.80)),
-    ("4", "TMA multicast of SFB to both CTAs", "c", (802.50, 1789.57, 2134.28, 2143.80)),
-    ("5", "static register indexing (no local memory)", "c", (883.01, 2199.16, 2370.29, 2181.83)),
-    ("6", "Hilbert-curve tile order", "c", (881.56, 2159.36, 2502.71, 2412.20)),
-    ("7", "st.global.L1::no_allocate", "c", (885.93, 2201.42, 2537.46, 2432.80)),
-    ("8", "Hilbert only at >= 8192", "c", (979.69, 2206.51, 2526.08, 2447.84)),
-    ("9", "TMEM -> registers -> swizzled SMEM -> pipelined TMA store", "c", (884.47, 2202.55, 2550.27, 2478.36)),
-    ("10", "final: the epilogue chosen by shape (TMA store only at >= 8192)", "c", (986.90, 2200.29, 2599.07, 2487.72)),
-    ("11", "64-column accumulator overlap instead of 128", "c", (981.48, 2202.55, 2550.27, 2425.23)),
+     "1", (478.49, 877.78, 1171.53, 1235.61)),
+    ("1", "MMA_N 256, two 256-column accumulators overlapping by 128", "2", (797.73, 1443.69, 1900.74, 1933.43)),
+    ("2", "8-float vector stores", "2", (798.92, 1543.29, 1955.59, 1990.72)),
+    ("3", "BK 256", "3", (837.55, 1789.57, 2126.22, 2104.80)),
+    ("4", "TMA multicast of SFB to both CTAs", "3", (802.50, 1789.57, 2134.28, 2143.80)),
+    ("5", "static register indexing (no local memory)", "3", (883.01, 2199.16, 2370.29, 2181.83)),
+    ("6", "Hilbert-curve tile order", "3", (881.56, 2159.36, 2502.71, 2412.20)),
+    ("7", "st.global.L1::no_allocate", "3", (885.93, 2201.42, 2537.46, 2432.80)),
+    ("8", "Hilbert only at >= 8192", "3", (979.69, 2206.51, 2526.08, 2447.84)),
+    ("9", "TMEM -> registers -> swizzled SMEM -> pipelined TMA store", "3", (884.47, 2202.55, 2550.27, 2478.36)),
+    ("10", "final: the epilogue chosen by shape (TMA store only at >= 8192)", "3", (986.90, 2200.29, 2599.07, 2487.72)),
+    ("11", "64-column accumulator overlap instead of 128", "3", (981.48, 2202.55, 2550.27, 2425.23)),
 ]
 SEED_TABLE_STEPS = ("0", "1", "3", "5", "6", "10")  # the rows the ladder table shows (the JSON has all)
 CUBLAS = (996.05, 2538.40, 2691.93, 2571.48)  # torch._scaled_mm, the worklog's baseline column
@@ -184,7 +205,7 @@ def persistent(m, n, k, bm, bn, mma_k, per_sm_flops, nbytes, tile_nbytes, bw=HBM
 
 # --- Tile orders ---------------------------------------------------------------------------------------------------
 def order_group(tiles_m, tiles_n, t):
-    """unit_at() of 11_mxfp8/kernel.cuh (one batch), line by line: tile t -> (tile-row, tile-column)."""
+    """unit_at() of 11_mxfp8/kernel_format.cuh and kernel.cuh (one batch), line by line: tile t -> (tile-row, tile-column)."""
     first_m = t // (kGroupM * tiles_n) * kGroupM
     rows_in_group = min(tiles_m - first_m, kGroupM)
     in_group = t % (kGroupM * tiles_n)
@@ -256,7 +277,7 @@ def l2_lru_bytes(m, n, k, c_bytes, bm, bn, order, capacity=None):
 
 # --- Per-step resources (no term of the bound): slots, TMEM, shared-memory traffic --------------------------------
 def resources(st):
-    """The ring and Tensor Memory of a step, with 11_mxfp8/kernel.cuh's formulas: a slot holds one k-tile per CTA
+    """The ring and Tensor Memory of a step, with the formulas of 11_mxfp8/kernel_format.cuh and kernel.cuh: a slot holds one k-tile per CTA
     (A 128 rows, B bn/2 rows, one byte a value; one 512-byte scale atom per 128 rows and 128 values of k, SFB for all
     bn rows in each CTA); slots = min(those shared memory holds, those whose scale columns fit beside the
     accumulators in 512 TMEM columns)."""
@@ -318,7 +339,7 @@ def model(m, n, k, c_bytes, bw=HBM_BYTES_PER_S):
                steps={key: step_model(m, n, k, c_bytes, key, bw) for key in STEPS})
     out["bytes_l2_lru_by_order"] = {
         f"{key}_{o}": l2_lru_bytes(m, n, k, c_bytes, kBM, STEPS[key]["bn"], o)
-        for key in ("a", "b") for o in ORDERS
+        for key in ("1", "2") for o in ORDERS
         if o != "hilbert" or hilbert_applies(m, n, ceil_div(m, kBM), ceil_div(n, STEPS[key]["bn"]))}
     return out
 
@@ -367,7 +388,8 @@ def figures_paragraph():
             f"= {PAIRS} pairs. The dense MXFP8 rate is **assumed** half the NVFP4 rate, "
             f"{MXFP8_DENSE_FLOPS / 1e15:g} PFLOP/s ({PER_SM_FLOPS / 1e12:.1f} TFLOP/s per SM): `kind::mxf8f6f4` does "
             "K = 32 per instruction where `kind::mxf4nvf4` does K = 64 at the same instruction shape, taken to cost "
-            "the same time. Times in microseconds. Step (a) is the stage as built; (b) and (c) are **not built**.")
+            "the same time. Times in microseconds. Steps 1 and 2 are the stage as built (`kernel_format.cuh`, "
+            "`kernel.cuh`; the stage README's step table); step 3 is **not built**.")
 
 
 def ladder_table(results, meas):
@@ -381,9 +403,9 @@ def ladder_table(results, meas):
     lines = ["| | " + " | ".join(f"{m}^3" for m, _, _ in SQUARES) + " |", "|---|" + "---|" * len(SQUARES),
              f"| SOL: max(2MNK / {MXFP8_DENSE_FLOPS / 1e15:g} PF, min bytes / 8 TB/s) | "
              + cells(f"{r['sol']['tflops']:.0f}" for r in squares) + " |"]
-    model_rows = {"a": ("0",), "b": ("1",), "c": tuple(s for s in SEED_TABLE_STEPS if s not in ("0", "1"))}
+    model_rows = {"1": ("0",), "2": ("1",), "3": tuple(s for s in SEED_TABLE_STEPS if s not in ("0", "1"))}
     for key, seeds in model_rows.items():
-        lines.append(f"| **B200 model, step {STEPS[key]['name']}** | "
+        lines.append(f"| **B200 model, {STEPS[key]['name']}** | "
                      + cells(f"**{r['steps'][key]['tflops']:.0f}**" for r in squares) + " |")
         for s in seeds:
             what = next(w for st, w, _, _ in SEED_LADDER if st == s)
@@ -400,17 +422,20 @@ def readme_block(results, meas):
     """What 11_mxfp8/README.md holds between its markers: the label, the ladder table, what it shows, a link."""
     by = {(x["who"], x["M"]): x for x in meas}
     a0 = [by[("seed step 0", m)]["of_bound"] for m, _, _ in SQUARES]
+    b1 = [by[(f"seed step {s}", m)]["of_bound"] for s in ("1", "2") for m, _, _ in SQUARES]
     r4 = next(r for r in results if (r["M"], r["c_bytes"]) == (4096, 4))["steps"]
     lines = ["**B200 MODEL of stage 11: predicted lower bounds, not measured**; the dense MXFP8 rate **assumed** "
              f"half the NVFP4 rate ({MXFP8_DENSE_FLOPS / 1e15:g} PFLOP/s).", "",
              "**The model beside the measured ladder**, TFLOP/s (measured: the MXFP8 worklog this stage follows, on a "
              "B200 with FP32 C, not by this project; in brackets, the share of the step's bound):", ""]
     lines += ladder_table(results, meas)
-    lines += ["", f"Step (a) and the seed's step 0 share a tile (256 x 128 per pair, BK 128), so a bound: the seed "
-                  f"measured {pct(min(a0))[:-1]}-{pct(max(a0))} of it. The planned steps gain nothing in the bound "
-                  f"((b) is {pct(r4['b']['t_tensor'] / r4['a']['t_tensor'] - 1)} higher at 4096^3: fewer, longer "
-                  "tiles fill the rounds worse); what they bought the seed lies outside it: fewer shared-memory "
-                  "bytes, MMA instructions and ring round trips per FLOP, more L2 hits.", "",
+    lines += ["", f"Step 1 (`kernel_format.cuh`) and the seed's step 0 share a tile (256 x 128 per pair, BK 128), so "
+                  f"a bound: the seed measured {pct(min(a0))[:-1]}-{pct(max(a0))} of it; step 2 (`kernel.cuh`) and "
+                  f"the seed's steps 1-2 share one too (256 x 256, BK 128): {pct(min(b1))[:-1]}-{pct(max(b1))}. "
+                  "Steps 2 and 3 gain nothing in the bound (step 2's is "
+                  f"{pct(r4['2']['t_tensor'] / r4['1']['t_tensor'] - 1)} higher at 4096^3: fewer, longer tiles fill "
+                  "the rounds worse); what they bought the seed lies outside it: fewer shared-memory bytes, MMA "
+                  "instructions and ring round trips per FLOP, more L2 hits.", "",
               f"The full model (bounds per shape, what each step changes that the bound does not see, the tile "
               f"order, how it counts): [docs/b200_model_mxfp8.md](../docs/b200_model_mxfp8.md).", ""]
     return "\n".join(lines) + "\n"
@@ -427,7 +452,7 @@ def page_block(results, meas):
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         for key, s in r["steps"].items():
-            lines.append(f"| {shape_text(r)} | ({key}){'' if STEPS[key]['built'] else ' not built'} | "
+            lines.append(f"| {shape_text(r)} | {STEPS[key]['label']} | "
                          f"{kBM} x {s['bn']}, {s['bk']} | {s['tiles']} | {s['waves']} | {100 * s['pairs_busy']:.1f}% | "
                          f"{us(s['t_tensor'])} | {us(s['t_dram'])} | {us(s['t_dram_no_reuse'])} | **{us(s['bound'])}** | "
                          f"{us(r['sol']['t'])} | {s['bound_over_sol']:.2f} | {s['tflops']:.0f} |")
@@ -443,24 +468,28 @@ def page_block(results, meas):
     fi = by[("FlashInfer mm_mxfp8", FLASHINFER["shape"][0])]
     bf = next(r for r in results if r["c_bytes"] == 2)
     a0 = [by[("seed step 0", m)] for m, _, _ in SQUARES]
+    b1 = [by[("seed step 1", m)] for m, _, _ in SQUARES]
     lines += ["", "## The model beside the measured ladder", "",
               "TFLOP/s = 2MNK / time; measured on a B200 at 1000 W with FP32 C by the MXFP8 worklog stage 11 follows "
               "(seed 003, D. Vega-Myhre, code `danielvegamyhre/gemm` `blackwell/mxfp8`), not by this project. A "
               "measured cell gives, in brackets, its share of the model bound of its step: a bound, so 100% or less, "
               "and the rest is what the model does not count.", ""]
     lines += ladder_table(results, meas)
-    lines += ["", "Step (a) and the seed's step 0 have the same tile (256 x 128 per pair, BK 128, 74 persistent "
-                  "pairs, two accumulators), so the same bound: the seed measured "
-              + ", ".join(f"{x['tflops']:.2f} against {x['bound_tflops']:.0f} ({pct(x['of_bound'])}, "
-                          f"{1 / x['of_bound']:.1f}x the bound's time)" for x in a0)
-              + f" at {', '.join(f'{m}^3' for m, _, _ in SQUARES)}. Its steps differ in what the model leaves out "
-              "(step 0 stores C with `st.global`, in the plain row order; step (a) with TMA stores, in groups of 8 "
-              "tile-rows).",
+    def against(xs):
+        return ", ".join(f"{x['tflops']:.2f} against {x['bound_tflops']:.0f} ({pct(x['of_bound'])}, "
+                         f"{1 / x['of_bound']:.1f}x the bound's time)" for x in xs)
+    lines += ["", "Step 1 (`kernel_format.cuh`) and the seed's step 0 have the same tile (256 x 128 per pair, BK 128, "
+                  "74 persistent pairs, two accumulators), so the same bound: the seed measured " + against(a0)
+              + f" at {', '.join(f'{m}^3' for m, _, _ in SQUARES)}. Step 2 (`kernel.cuh`) and the seed's step 1 "
+              "have the same tile too (256 x 256 per pair, BK 128, two 256-column accumulators sharing 128 TMEM "
+              "columns): " + against(b1) + ". They differ in what the model leaves out (the seed's steps 0 and 1 "
+              "store C with `st.global`, in the plain row order; steps 1 and 2 with TMA stores, in groups of 8 "
+              "tile-rows, step 2 reading each unit in two halves of 128 columns, the shared half first).",
               "",
               f"BF16 C, {shape_text(bf)}: FlashInfer `mm_mxfp8` (CUTLASS, autotuned; flashinfer-ai/flashinfer PR "
               f"#2464) measured {fi['tflops']:.0f} TFLOP/s ({FLASHINFER['median_ms']} ms), {pct(fi['of_sol'])} of "
               f"SOL ({bf['sol']['tflops']:.0f}); the model's bounds there: "
-              + ", ".join(f"({key}) {bf['steps'][key]['tflops']:.0f}" for key in STEPS) + " TFLOP/s."]
+              + ", ".join(f"step {key} {bf['steps'][key]['tflops']:.0f}" for key in STEPS) + " TFLOP/s."]
 
     # What each step changes that the bound does not count.
     lines += ["", "## What each step changes that the bound does not see", "",
@@ -469,7 +498,7 @@ def page_block(results, meas):
               "by TMEM) | ring depth in MMA time | TMEM columns: accumulators + scales | shared-memory bytes per "
               "CTA per k-tile | L2 -> shared memory at the tensor peak (all SMs) |", "|---|---|---|---|---|---|---|---|"]
     for key, x in res.items():
-        lines.append(f"| ({key}) | {x['mmas_per_ktile']} | {1e9 * x['t_mma_per_ktile']:.0f} ns | {x['slots']} "
+        lines.append(f"| {STEPS[key]['label']} | {x['mmas_per_ktile']} | {1e9 * x['t_mma_per_ktile']:.0f} ns | {x['slots']} "
                      f"({x['slots_by_smem']}, {x['slots_by_tmem']}) | {us(x['ring_mma_time'])} us | "
                      f"{x['acc_columns']} + {x['slots'] * x['sf_columns_per_slot']} = {x['tmem_columns_used']} | "
                      f"{x['smem_bytes_per_ktile_cta'] / 1024:g} KB | {x['l2_to_smem_at_peak'] / 1e12:.1f} TB/s |")
@@ -481,9 +510,9 @@ def page_block(results, meas):
               "least-recently-used order while the tiles run in the order's sequence (C passing through it), in MB "
               "and at 8 TB/s, beside the step's T_tensor:", "",
               "| shape, C | tile | min bytes | row by row (the seed's steps 0-5) | groups of 8 tile-rows (this "
-              "stage: steps a, b) | Hilbert (the seed's steps 6+; step c) | T_tensor |", "|---|---|---|---|---|---|---|"]
+              "stage: steps 1, 2) | Hilbert (the seed's steps 6+; step 3) | T_tensor |", "|---|---|---|---|---|---|---|"]
     for r in results:
-        for key in ("a", "b"):
+        for key in ("1", "2"):
             d = r["bytes_l2_lru_by_order"]
 
             def cell(o):
@@ -505,34 +534,35 @@ def page_block(results, meas):
               "- **Epilogue.** Hidden behind the next tile's MMAs (two accumulators): a tile's C at the pair's share "
               "of the bandwidth takes at most "
               f"{pct(max(s['epilogue_over_mma'] for r in results for s in r['steps'].values()))} of one tile's MMA "
-              "time at every shape here. The last round's epilogue, the TMEM reads (for step (b) the overlapped "
+              "time at every shape here. The last round's epilogue, the TMEM reads (for steps 2 and 3 the shared "
               "128 columns must be read before the next tile's first MMA), pipeline fill, latencies, the clock "
               "under the power limit and the launch are not counted.",
-              f"- **What the bound says about the planned steps: nothing gained.** MMA_N = 256 does the same MMAs in "
-              f"half as many, twice as long tiles: at 4096^3 it has {r4['steps']['b']['tiles']} tiles in "
-              f"{r4['steps']['b']['waves']} rounds ({100 * r4['steps']['b']['pairs_busy']:.1f}% busy) where (a) has "
-              f"{r4['steps']['a']['tiles']} in {r4['steps']['a']['waves']} "
-              f"({100 * r4['steps']['a']['pairs_busy']:.1f}%), so its bound is "
-              f"{r4['steps']['b']['t_tensor'] / r4['steps']['a']['t_tensor']:.2f}x higher; the tile order and BK "
+              f"- **What the bound says about steps 2 and 3: nothing gained.** MMA_N = 256 (step 2) does the same "
+              f"MMAs in half as many, twice as long tiles: at 4096^3 it has {r4['steps']['2']['tiles']} tiles in "
+              f"{r4['steps']['2']['waves']} rounds ({100 * r4['steps']['2']['pairs_busy']:.1f}% busy) where step 1 "
+              f"has {r4['steps']['1']['tiles']} in {r4['steps']['1']['waves']} "
+              f"({100 * r4['steps']['1']['pairs_busy']:.1f}%), so its bound is "
+              f"{r4['steps']['2']['t_tensor'] / r4['steps']['1']['t_tensor']:.2f}x higher; the tile order and BK "
               "change neither the MMAs nor the min bytes. Yet the worklog measured +"
               f"{pct(by[('seed step 1', 2048)]['tflops'] / by[('seed step 0', 2048)]['tflops'] - 1)} / "
               f"+{pct(by[('seed step 1', 4096)]['tflops'] / by[('seed step 0', 4096)]['tflops'] - 1)} from MMA_N = "
               "256 at 2048^3 / 4096^3. What it buys lies outside the bound: "
-              f"{pct(1 - res['b']['smem_bytes_per_flop'] / res['a']['smem_bytes_per_flop'])} fewer shared-memory "
-              f"bytes per FLOP ({res['a']['l2_to_smem_at_peak'] / 1e12:.1f} -> "
-              f"{res['b']['l2_to_smem_at_peak'] / 1e12:.1f} TB/s from L2 into shared memory at the tensor peak), and "
-              "half as many MMA instructions and ring round trips per FLOP; BK = 256 halves the round trips again.",
+              f"{pct(1 - res['2']['smem_bytes_per_flop'] / res['1']['smem_bytes_per_flop'])} fewer shared-memory "
+              f"bytes per FLOP ({res['1']['l2_to_smem_at_peak'] / 1e12:.1f} -> "
+              f"{res['2']['l2_to_smem_at_peak'] / 1e12:.1f} TB/s from L2 into shared memory at the tensor peak), and "
+              "half as many MMA instructions and ring round trips per FLOP; BK = 256 (step 3) halves the round trips "
+              "again.",
               f"- **The tile order**, in the estimate above (not a bound): at 16384^3 the plain row order would make "
-              f"L2 miss so often that DRAM would take {us(big['bytes_l2_lru_by_order']['b_row_major'] / HBM_BYTES_PER_S)} "
-              f"us, more than the {us(big['steps']['b']['t_tensor'])} us of MMAs, where groups of 8 tile-rows take "
-              f"{us(big['bytes_l2_lru_by_order']['b_group'] / HBM_BYTES_PER_S)} us and Hilbert "
-              f"{us(big['bytes_l2_lru_by_order']['b_hilbert'] / HBM_BYTES_PER_S)} us; at 8192^3 and below no order "
+              f"L2 miss so often that DRAM would take {us(big['bytes_l2_lru_by_order']['2_row_major'] / HBM_BYTES_PER_S)} "
+              f"us, more than the {us(big['steps']['2']['t_tensor'])} us of step 2's MMAs, where groups of 8 tile-rows take "
+              f"{us(big['bytes_l2_lru_by_order']['2_group'] / HBM_BYTES_PER_S)} us and Hilbert "
+              f"{us(big['bytes_l2_lru_by_order']['2_hilbert'] / HBM_BYTES_PER_S)} us; at 8192^3 and below no order "
               "comes near the tensor time, so what Hilbert bought the worklog there (+"
               f"{pct(by[('seed step 6', 8192)]['tflops'] / by[('seed step 5', 8192)]['tflops'] - 1)} at 8192^3; its "
               "ncu: L2 hit rate 72% -> 86%) is not DRAM time in this model: the L2 -> SM path and its latency, which "
               "no published figure bounds.",
               "- Measured figures bounded by a step are those of the seed steps with that step's tile and BK "
-              "(steps 0 -> (a), 1-2 -> (b), 3-11 -> (c)); cuBLAS and FlashInfer, whose tiling this model does not "
+              "(seed steps 0 -> step 1, 1-2 -> step 2, 3-11 -> step 3); cuBLAS and FlashInfer, whose tiling this model does not "
               "know, only by SOL. `--check` fails if any measured figure exceeds its bound."]
     return "\n".join(lines) + "\n"
 
@@ -543,7 +573,10 @@ def document(results, meas):
                      "half the NVFP4 rate) and each step's tiling, beside figures measured by others on a B200 "
                      "(their sources below). Times in seconds, bytes in bytes, rates in TFLOP/s.",
                 figures=FIGURES,
-                parameters=dict(pairs=PAIRS, kernel_constants=MODEL_CONSTANTS, kernel_slots=KERNEL_SLOTS,
+                parameters=dict(pairs=PAIRS, kernel_constants=MODEL_CONSTANTS,
+                                kernel_files={key: dict({k: v for k, v in f.items() if k != "path"},
+                                                        file=str(f["path"].relative_to(ROOT)))
+                                              for key, f in KERNEL_FILES.items()},
                                 mxfp8_mma_k=MXFP8_MMA_K, nvfp4_mma_k=NVFP4_MMA_K, sf_vector=MX_SF_VEC,
                                 hilbert_min=HILBERT_MIN),
                 steps={key: dict(st, resources=resources(st)) for key, st in STEPS.items()},
@@ -561,17 +594,43 @@ def rewrite(text, body, begin=BEGIN, end=END):
 
 
 # --- Checks --------------------------------------------------------------------------------------------------------
-def kernel_facts():
-    """What the model copies, as 11_mxfp8/kernel.cuh defines it, or None without the file."""
-    if not KERNEL.exists():
+def kernel_facts(path):
+    """What the model copies, as a built step's file (11_mxfp8/kernel_format.cuh or kernel.cuh) defines it, or None
+    without the file: the constants (a number or a product of numbers), what kSlots and kAccColumns come to (their
+    comments), the slot's size (its comment in KB; sizeof(Slot) where a static_assert states it), the bytes its
+    full barrier expects per CTA, the MMA's M and N, the raster and the pair of a unit."""
+    if not path.exists():
         return None
-    text = KERNEL.read_text()
-    got = {}
-    for name in MODEL_CONSTANTS:
-        m = re.search(rf"constexpr (?:int|uint32_t) {name} = (\d+);", text)
-        got[name] = int(m.group(1)) if m else None
+    text = path.read_text()
+
+    def number(name):
+        m = re.search(rf"constexpr (?:int|uint32_t) (?:\w+ = \d+, )*{name} = ([\d *]+)[;,]", text)
+        if not m:
+            return None
+        value = 1
+        for factor in m.group(1).split("*"):
+            value *= int(factor)
+        return value
+
+    def comment(name):
+        m = re.search(rf"constexpr int {name} = [^;]*;\s*// (\d+)\n", text)
+        return int(m.group(1)) if m else None
+
+    got = {name: number(name) for name in list(MODEL_CONSTANTS) + ["kBN", "kOverlapColumns"]}
+    m = re.search(r"One slot of the ring: everything one k-tile needs\. (\d+) KB", text)
+    slot_bytes = int(m.group(1)) * 1024 if m else None
+    m = re.search(r"static_assert\(kSlotTmaBytes == (\d+) && sizeof\(Slot\) == (\d+)", text)
+    slot_tma, slot_sizeof = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+    m = re.search(r"mbarrier_arrive_expect_tx\(&s\.full\[slot\], kCtaGroup \* (.*?)\);$", text, re.M)
+    expects = m.group(1) if m else None
+    tma_bytes = {"int(sizeof(Slot))": slot_sizeof or slot_bytes, "kSlotTmaBytes": slot_tma}.get(expects)
     m = re.search(r"mxf8f6f4_instr_descriptor\(a_type, b_type, (\w+), (\w+),", text)
-    return dict(constants=got, mma=(m.group(1), m.group(2)) if m else None,
+    return dict(constants=got, slots=comment("kSlots"), acc_columns=comment("kAccColumns"),
+                slot_bytes=slot_sizeof or slot_bytes, tma_bytes=tma_bytes, expects=expects,
+                mma=(m.group(1), m.group(2)) if m else None,
+                namespace=re.search(r"^namespace (\w+) \{", text, re.M).group(1) if "namespace" in text else None,
+                overlap_layout=("kAccColumns = kAccBuffers * kBN - kOverlapColumns;" in text
+                                and "acc * (kBN - kOverlapColumns)" in text and "kHalfColumns = kBN / 2;" in text),
                 raster="t / (kGroupM * s.tiles_n) * kGroupM" in text and "in_group % rows_in_group" in text,
                 pairs_mod="u += sched.pairs" in text)
 
@@ -597,7 +656,7 @@ def checks(results, meas):
         w0 = shape_text(r)
         light = r["sol"]
         for key, s in r["steps"].items():
-            w = f"{w0} step ({key})"
+            w = f"{w0} step {key}"
             expect(s["bound"] >= light["t"] * (1 - eps), f"{w}: bound below SOL")
             expect(s["t_tensor"] >= light["t_tensor"] * (1 - eps), f"{w}: T_tensor below the tensor SOL")
             expect(s["t_dram"] >= light["t_dram"] * (1 - eps), f"{w}: T_dram below the DRAM SOL")
@@ -617,29 +676,51 @@ def checks(results, meas):
             if r["M"] % kBM == 0 and r["N"] % 256 == 0:
                 expect(l2_lru_bytes(r["M"], r["N"], r["K"], r["c_bytes"], kBM, STEPS[o[0]]["bn"], o[2:], 1e12)
                        == r["min_bytes"], f"{w0}: an unbounded L2 does not give the min bytes ({o})")
-    # Step (a) is the kernel's tiling.
-    got = kernel_facts()
-    if got is None:
-        bad.append(f"{KERNEL.relative_to(ROOT)} is missing: step (a) has nothing to compare with")
-    else:
-        for name, value in got["constants"].items():
-            expect(value == MODEL_CONSTANTS[name], f"{name}: the model has {MODEL_CONSTANTS[name]}, kernel.cuh {value}")
-        expect(got["mma"] == ("kBM", "kBN"), f"kernel.cuh's MMA is {got['mma']}, the model's kBM x kBN")
-        expect(got["raster"], "kernel.cuh's unit_at is not the groups-of-kGroupM raster the model transcribes")
-        expect(got["pairs_mod"], "kernel.cuh does not give unit u to pair u mod pairs")
-    expect((STEPS["a"]["bn"], STEPS["a"]["bk"], STEPS["a"]["overlap"]) == (kBN, kTileK, 0), "step (a) is not kBN, kTileK")
+    # Steps 1 and 2 are their files' tiling: tile, BK, slots, TMEM columns, the slot's bytes.
     res = {key: resources(st) for key, st in STEPS.items()}
-    expect(res["a"]["slots"] == KERNEL_SLOTS and res["a"]["slot_bytes"] == 25 * 1024, "step (a): 8 slots of 25 KB")
+    expect([key for key, st in STEPS.items() if st["built"]] == list(KERNEL_FILES), "the built steps are not the files")
+    for key, want in KERNEL_FILES.items():
+        st, x, name, w = STEPS[key], res[key], want["path"].name, f"{STEPS[key]['label']}"
+        expect(st["file"] == str(want["path"].relative_to(ROOT)), f"{w}: the step names another file")
+        got = kernel_facts(want["path"])
+        if got is None:
+            bad.append(f"{want['path'].relative_to(ROOT)} is missing: {w} has nothing to compare with")
+            continue
+        expect(got["namespace"] == want["namespace"], f"{w}: {name}'s namespace is {got['namespace']}")
+        for cname, value in got["constants"].items():
+            model_value = MODEL_CONSTANTS.get(cname, want.get(cname))
+            if cname == "kOverlapColumns" and value is None:
+                value = 0  # no overlap: the file has no such constant
+            expect(value == model_value, f"{w}: {cname}: the model has {model_value}, {name} {value}")
+        expect((st["bn"], st["bk"], st["overlap"]) == (want["kBN"], got["constants"]["kTileK"], want["kOverlapColumns"]),
+               f"{w}: tile, BK or overlap is not {name}'s")
+        expect(got["slots"] == want["kSlots"] == x["slots"],
+               f"{w}: slots: {name} {got['slots']}, the model {want['kSlots']}, recomputed {x['slots']}")
+        expect(got["acc_columns"] == want["kAccColumns"] == x["acc_columns"],
+               f"{w}: accumulator columns: {name} {got['acc_columns']}, the model {want['kAccColumns']}, "
+               f"recomputed {x['acc_columns']}")
+        expect(got["slot_bytes"] == want["slot_bytes"] == x["slot_bytes"],
+               f"{w}: slot bytes: {name} {got['slot_bytes']}, the model {want['slot_bytes']}, recomputed {x['slot_bytes']}")
+        expect(got["tma_bytes"] == want["slot_tma_bytes"] == x["smem_bytes_per_ktile_cta"],
+               f"{w}: bytes TMA brings per slot: {name}'s full barrier expects {got['expects']} = {got['tma_bytes']}, "
+               f"the model {want['slot_tma_bytes']}, recomputed {x['smem_bytes_per_ktile_cta']}")
+        expect(got["mma"] == ("kBM", "kBN"), f"{w}: {name}'s MMA is {got['mma']}, the model's kBM x kBN")
+        expect(got["raster"], f"{w}: {name}'s unit_at is not the groups-of-kGroupM raster the model transcribes")
+        expect(got["pairs_mod"], f"{w}: {name} does not give unit u to pair u mod pairs")
+        expect(got["overlap_layout"] == (want["kOverlapColumns"] > 0),
+               f"{w}: {name}'s accumulator layout (overlap, halves) is not the model's")
+    expect(res["1"]["tmem_columns_used"] == 256 + 8 * 8 and res["2"]["tmem_columns_used"] == 384 + 6 * 12,
+           "TMEM columns: step 1 256 + 8 x 8, step 2 384 + 6 x 12")
     for key, x in res.items():
-        expect(x["slots"] >= 2, f"step ({key}): fewer than two slots")
-        expect(x["tmem_columns_used"] <= kTmemColumns, f"step ({key}): TMEM over 512 columns")
-        expect(x["smem_used"] <= kSmemPerBlock, f"step ({key}): the ring does not fit in shared memory")
-        expect(STEPS[key]["bn"] <= 256 and STEPS[key]["bn"] % 16 == 0, f"step ({key}): MMA_N outside cta_group::2's")
-    # (b)/(c): two 256-column accumulators do not fit beside the scale columns without the overlap (the worklog's
+        expect(x["slots"] >= 2, f"step {key}: fewer than two slots")
+        expect(x["tmem_columns_used"] <= kTmemColumns, f"step {key}: TMEM over 512 columns")
+        expect(x["smem_used"] <= kSmemPerBlock, f"step {key}: the ring does not fit in shared memory")
+        expect(STEPS[key]["bn"] <= 256 and STEPS[key]["bn"] % 16 == 0, f"step {key}: MMA_N outside cta_group::2's")
+    # Steps 2 and 3: two 256-column accumulators do not fit beside the scale columns without the overlap (the worklog's
     # 2 x 256 + 24 = 536 > 512 at BK 256), and do with 128 columns shared.
-    expect(2 * 256 + res["c"]["sf_columns_per_slot"] > kTmemColumns and res["c"]["sf_columns_per_slot"] == 24,
-           "step (c): the overlap is not needed, or the scale columns are not the worklog's 24")
-    expect((res["b"]["slots"], res["c"]["slots"]) == (6, 3), "slots of (b), (c)")
+    expect(2 * 256 + res["3"]["sf_columns_per_slot"] > kTmemColumns and res["3"]["sf_columns_per_slot"] == 24,
+           "step 3: the overlap is not needed, or the scale columns are not the worklog's 24")
+    expect((res["2"]["slots"], res["3"]["slots"]) == (6, 3), "slots of steps 2, 3")
     # Tile orders: every tile once; Hilbert neighbours share an edge.
     for tm, tn in ((1, 16), (3, 12), (8, 16), (11, 9), (32, 64)):
         for o in ("row_major", "group"):
@@ -657,7 +738,7 @@ def checks(results, meas):
                "is wrong")
         if x["bound_tflops"] is not None:
             expect(x["tflops"] <= x["bound_tflops"], f"{w}: {x['tflops']} TFLOP/s beats the bound of step "
-                   f"({x['model_step']}), {x['bound_tflops']:.0f}: the model is wrong")
+                   f"{x['model_step']}, {x['bound_tflops']:.0f}: the model is wrong")
     final = next(tf for s, _, _, tf in SEED_LADDER if s == "10")
     expect(all(abs(f / c - p) < 0.005 for f, c, p in zip(final, CUBLAS, SEED_FINAL_OVER_CUBLAS)),
            "the seed's final / cuBLAS ratios differ from its printed speedups")
@@ -666,25 +747,31 @@ def checks(results, meas):
            "FlashInfer's TFLOP/s and median time disagree")
     # Worked by hand.
     r = {(x["M"], x["K"], x["c_bytes"]): x for x in results}
-    s = r[(8192, 8192, 4)]["steps"]["a"]
-    expect(s["tiles"] == 32 * 64 and s["waves"] == 28, "8192^3 (a): 2048 tiles, 28 rounds")
-    expect(abs(s["t_tensor"] - 28 * 2 * 256 * 128 * 8192 / (2 * 4.5e15 / 148)) < 1e-12, "8192^3 (a): T_tensor")
+    s = r[(8192, 8192, 4)]["steps"]["1"]
+    expect(s["tiles"] == 32 * 64 and s["waves"] == 28, "8192^3 step 1: 2048 tiles, 28 rounds")
+    expect(abs(s["t_tensor"] - 28 * 2 * 256 * 128 * 8192 / (2 * 4.5e15 / 148)) < 1e-12, "8192^3 step 1: T_tensor")
+    s = r[(8192, 8192, 4)]["steps"]["2"]
+    expect(s["tiles"] == 32 * 32 and s["waves"] == 14, "8192^3 step 2: 1024 tiles, 14 rounds")
     expect(abs(r[(8192, 8192, 4)]["sol"]["t"] - 2 * 8192 ** 3 / 4.5e15) < 1e-12, "8192^3: SOL is 2MNK / 4.5 PFLOP/s")
     s = r[(2048, 2048, 4)]["steps"]
-    expect(s["a"]["tiles"] == 128 and s["a"]["waves"] == 2 and s["b"]["tiles"] == 64 and s["b"]["waves"] == 1,
-           "2048^3: (a) 128 tiles in 2 rounds, (b) 64 in 1")
-    expect(abs(s["a"]["t_tensor"] - s["b"]["t_tensor"]) < 1e-15, "2048^3: (a) and (b) have the same tensor time")
+    expect(s["1"]["tiles"] == 128 and s["1"]["waves"] == 2 and s["2"]["tiles"] == 64 and s["2"]["waves"] == 1,
+           "2048^3: step 1 128 tiles in 2 rounds, step 2 64 in 1")
+    expect(abs(s["1"]["t_tensor"] - s["2"]["t_tensor"]) < 1e-15, "2048^3: steps 1 and 2 have the same tensor time")
     expect(r[(2048, 2048, 4)]["min_bytes"] == 2 * 2048 * 2048 + 2 * 2048 * 64 + 4 * 2048 * 2048, "2048^3 min bytes")
     expect(r[(8192, 4096, 2)]["min_bytes"] == 2 * 8192 * 4096 + 2 * 8192 * 128 + 2 * 8192 * 8192, "BF16 shape min bytes")
     expect(sf_bytes(1, 32) == 128 * 4 and sf_bytes(129, 160) == 256 * 8, "sf_bytes padding")
-    expect(r[(4096, 4096, 4)]["steps"]["b"]["waves"] == 4 and r[(4096, 4096, 4)]["steps"]["a"]["waves"] == 7,
-           "4096^3: (a) 7 rounds, (b) 4")
-    expect(r[(16384, 16384, 4)]["steps"]["c"]["order"] == "hilbert" and r[(4096, 4096, 4)]["steps"]["c"]["order"] == "group",
-           "step (c)'s order: Hilbert at 16384^3, groups at 4096^3")
-    x = res["a"]
+    expect(r[(4096, 4096, 4)]["steps"]["2"]["waves"] == 4 and r[(4096, 4096, 4)]["steps"]["1"]["waves"] == 7,
+           "4096^3: step 1 7 rounds, step 2 4")
+    expect(r[(16384, 16384, 4)]["steps"]["3"]["order"] == "hilbert" and r[(4096, 4096, 4)]["steps"]["3"]["order"] == "group",
+           "step 3's order: Hilbert at 16384^3, groups at 4096^3")
+    x = res["1"]
     expect(x["smem_bytes_per_ktile_cta"] == 16384 + 8192 + 512 + 512 and abs(x["t_mma_per_ktile"] - 4 * 2 * 256 * 128 * 32
                                                                            / (2 * 4.5e15 / 148)) < 1e-15,
-           "step (a): 25 KB per k-tile, 4 MMAs of 256 x 128 x 32")
+           "step 1: 25 KB per k-tile, 4 MMAs of 256 x 128 x 32")
+    x = res["2"]
+    expect(x["smem_bytes_per_ktile_cta"] == 16384 + 16384 + 512 + 2 * 512 == 34304 and x["slot_bytes"] == 34816
+           and x["acc_columns"] == 384 and x["sf_columns_per_slot"] == 12 and x["mmas_per_ktile"] == 4,
+           "step 2: 33.5 KB per k-tile in a 34 KB slot, 384 accumulator columns, 12 scale columns a slot, 4 MMAs")
     return bad
 
 
@@ -713,7 +800,8 @@ def main():
         if failures:
             return 1
         print(f"checked {len(results)} shapes x {len(STEPS)} steps: every bound >= SOL, the method is "
-              "docs/b200_model.py's stage 06/07, step (a) is kernel.cuh's tiling, the planned steps fit TMEM and "
+              "docs/b200_model.py's stage 06/07, steps 1 and 2 are kernel_format.cuh's and kernel.cuh's tiling (tile, "
+              "BK, slots, TMEM columns, slot bytes), every step fits TMEM and "
               f"shared memory, the tile orders, {len(meas)} measured figures within their bounds, hand-worked "
               f"values; committed JSON, {README.relative_to(ROOT)} and {PAGE.relative_to(ROOT)} are current")
         return 0
