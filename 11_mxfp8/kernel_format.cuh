@@ -1,4 +1,4 @@
-// Stage 11: the MXFP8 GEMM on stage 07's kernel.                        README.md explains each change.
+// Stage 11, step 1: the MXFP8 GEMM on stage 07's kernel.                README.md explains each change.
 // Changes from 07_epilogue_tma/kernel.cuh:
 //   1. One byte per value (E4M3 or E5M2): a 128-byte swizzle row is 128 values of k, so a k-tile is
 //      128 values and the tensor maps of A and B count K bytes per row, not K/2.
@@ -37,7 +37,7 @@
 #include "common/tensor_map.h"
 #include "common/timeline.h"
 
-namespace stage11 {
+namespace stage11_format {
 
 namespace ptx = gemm::ptx;
 namespace tc = gemm::tcgen05;
@@ -428,7 +428,7 @@ inline gemm::TensorMapPlan plan_sfb(const gemm::Mxfp8GemmArgs& a) {
 inline int resident_pairs() {
   // Every instance uses the same resources; the FP32 TMA one stands for all.
   static const int pairs =
-      gemm::resident_clusters(mxfp8_tcgen05_gemm<true, float>, kCtaGroup, kThreads, kSmemBytes, "stage11");
+      gemm::resident_clusters(mxfp8_tcgen05_gemm<true, float>, kCtaGroup, kThreads, kSmemBytes, "stage11_format");
   return pairs;
 }
 
@@ -442,7 +442,7 @@ inline Schedule make_schedule(const gemm::Mxfp8GemmArgs& a, int pairs, const Lau
   const int64_t blocks_n = (a.N + kBN - 1) / kBN;
   const int64_t blocks_m = (a.M + kBM - 1) / kBM;
   if (blocks_n * blocks_m * a.L > INT_MAX)
-    throw std::invalid_argument("stage11: M*N*L needs " + std::to_string(blocks_n * blocks_m * a.L) +
+    throw std::invalid_argument("stage11_format: M*N*L needs " + std::to_string(blocks_n * blocks_m * a.L) +
                                 " tiles, more than the schedule counts (2^31 - 1)");
   if (o.max_pairs > 0) pairs = std::min(pairs, o.max_pairs);
   const int units = int(blocks_n * blocks_m * a.L);
@@ -486,7 +486,7 @@ inline void launch_with(const gemm::Mxfp8GemmArgs& args, cudaStream_t stream, co
 
 inline void launch(const gemm::Mxfp8GemmArgs& args, cudaStream_t stream) { launch_with(args, stream, {}); }
 
-inline constexpr gemm::StageOf kStage{"11_mxfp8", "MXFP8: kind::mxf8f6f4, a UE8M0 scale per 32 values, on stage 07's kernel",
+inline constexpr gemm::StageOf kStage{"11_mxfp8_format", "MXFP8: kind::mxf8f6f4, a UE8M0 scale per 32 values, on stage 07's kernel",
                                       &launch, gemm::kUsesTcgen05};
 
-}  // namespace stage11
+}  // namespace stage11_format

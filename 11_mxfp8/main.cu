@@ -1,10 +1,12 @@
-// stage11: what MXFP8 changes in stage 07's kernel (one byte per value, the k-tile of 128 values and
-// its one scale atom, the four MMAs that read the four bytes of each scale cell through their scale
-// ids, the budgets), the roles and barriers (stage 07's); then the kernel run, checked and timed
-// (EMULATED on Hopper).  ./stage11 --help for options.
+// stage11: what MXFP8 changes in stage 07's kernel (step 1: one byte per value, the k-tile of 128
+// values and its one scale atom, the four MMAs that read the four bytes of each scale cell through
+// their scale ids), then what step 2 adds (MMA_N = 256, the two accumulators sharing 128 Tensor Memory
+// columns and the barrier that makes it safe), the budgets and the schedule; then the kernel run,
+// checked and timed (EMULATED on Hopper).  ./stage11 --help for options.
 #include <cstdio>
 #include <string>
 
+#include "kernel_format.cuh"
 #include "kernel.cuh"
 
 #include "common/device_info.h"
@@ -20,7 +22,7 @@ namespace tc = gemm::tcgen05;
 void format_walkthrough(const gemm::program::Options& o) {
   section("The format: one byte per value, one UE8M0 scale per 32 values");
   std::printf("  A (M x K) and B (N x K): E4M3 or E5M2 bytes, K-major; a 128-byte TMA box row = %d values of k\n",
-              stage11::kTileK);
+              stage11_format::kTileK);
   std::printf("  SFA, SFB: one scale 2^(e - 127) per 32 values, in the blocked atoms of NVFP4: 128 rows x 4 scale\n"
               "  columns = 512 B, row r at byte (r %% 32) * 16 + (r / 32) * 4 + column; one atom now covers %d values\n"
               "  of k (NVFP4's covers 64)\n", 4 * gemm::kMxSfVector);
@@ -33,31 +35,53 @@ void format_walkthrough(const gemm::program::Options& o) {
   std::printf("  tcgen05.cp .32x128b.warpx4: SFA's atom -> 4 TMEM columns, SFB's atom -> 4 columns; each row's\n"
               "  4-byte cell holds the k-tile's 4 scales, byte j for k = 32 j .. 32 j + 31\n");
   std::printf("  tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.block32, M = %d, N = %d, K = %d:\n",
-              stage11::kBM, stage11::kBN, stage11::kMmaK);
-  for (int j = 0; j < stage11::kStepsPerTile; ++j) {
-    const uint32_t d = stage11::instr_descriptor(tc::kMxTypeE4M3, tc::kMxTypeE4M3, j);
+              stage11_format::kBM, stage11_format::kBN, stage11_format::kMmaK);
+  for (int j = 0; j < stage11_format::kStepsPerTile; ++j) {
+    const uint32_t d = stage11_format::instr_descriptor(tc::kMxTypeE4M3, tc::kMxTypeE4M3, j);
     const auto f = tc::decode_mxf8f6f4_instr_descriptor(d);
     std::printf("    step %d: A, B descriptors +%3d B into the swizzle row; idesc 0x%08X (E4M3 x E4M3, UE8M0,\n"
                 "            SFA_ID %u, SFB_ID %u: byte %u of each scale cell)\n",
-                j, j * stage11::kMmaStepBytes, d, f.sfa_id, f.sfb_id, f.sfa_id);
+                j, j * stage11_format::kMmaStepBytes, d, f.sfa_id, f.sfb_id, f.sfa_id);
   }
   std::printf("  E5M2 operands change only the A and B type fields (E5M2 x E4M3, step 0: idesc 0x%08X)\n",
-              stage11::instr_descriptor(tc::kMxTypeE5M2, tc::kMxTypeE4M3, 0));
+              stage11_format::instr_descriptor(tc::kMxTypeE5M2, tc::kMxTypeE4M3, 0));
+}
+
+void overlap_walkthrough() {
+  section("Step 2: MMA_N = 256, two accumulators sharing 128 Tensor Memory columns");
+  std::printf("  tile per pair: %d x %d (step 1: %d x %d); per k-tile each CTA loads %d rows of A and %d of B, SFA's\n"
+              "  atom and SFB's %d atoms; one MMA of N = %d does the work of two of N = %d\n",
+              stage11::kBM, stage11::kBN, stage11_format::kBM, stage11_format::kBN, stage11::kCtaM,
+              stage11::kBRowsPerCta, stage11::kSfbAtoms, stage11::kBN, stage11_format::kBN);
+  std::printf("  two accumulators of %d columns and %d slots x %d scale columns = %d > %u columns: they must share\n",
+              stage11::kBN, stage11::kSlots, stage11::kSfColumnsPerSlot,
+              2 * stage11::kBN + stage11::kSlots * stage11::kSfColumnsPerSlot, stage11::kTmemColumns);
+  for (int acc = 0; acc < stage11::kAccBuffers; ++acc)
+    std::printf("  accumulator %d: columns %3u..%3u, shared half: columns %3u..%3u (its %s half)\n", acc,
+                stage11::d_column(acc), stage11::d_column(acc) + stage11::kBN - 1,
+                stage11::d_column(acc) + uint32_t(stage11::shared_half(acc) * stage11::kHalfColumns),
+                stage11::d_column(acc) + uint32_t(stage11::shared_half(acc) * stage11::kHalfColumns) + stage11::kHalfColumns - 1,
+                stage11::shared_half(acc) ? "second" : "first");
+  std::printf("  the protocol, unit n in accumulator n %% 2:\n"
+              "    epilogue warp: wait acc_full[n %% 2]; tcgen05.ld the shared half, wait::ld, fence::before_thread_sync,\n"
+              "                   arrive on the leader's overlap_free (%d arrivals a unit); then load and store the other half\n"
+              "    MMA warp:      before unit n > 0, wait overlap_free for phase n - 1 (parity (n - 1) & 1): every\n"
+              "                   epilogue warp has read unit n - 1's shared half, and (reading units in order) all of unit n - 2\n",
+              stage11::kCtaGroup * stage11::kEpilogueWarps);
 }
 
 void budget_walkthrough() {
-  section("Tensor Memory (each CTA; 512 columns) and shared memory");
-  for (int acc = 0; acc < stage11::kAccBuffers; ++acc)
-    std::printf("  accumulator %d: columns %u..%u (%d x %d FP32 per pair)\n", acc, stage11::d_column(acc),
-                stage11::d_column(acc) + stage11::kBN - 1, stage11::kBM, stage11::kBN);
-  std::printf("  scales: %d slots x %d columns from column %u = %d columns (stage 07: 32 a slot); used %d of %u\n",
+  section("Tensor Memory (each CTA; 512 columns) and shared memory: step 2 (step 1)");
+  std::printf("  accumulators: %d columns (step 1: %d)\n", stage11::kAccColumns, stage11_format::kAccColumns);
+  std::printf("  scales: %d slots x %d columns from column %u = %d columns (step 1: %d x %d); used %d of %u\n",
               stage11::kSlots, stage11::kSfColumnsPerSlot, stage11::sfa_column(0),
-              stage11::kSlots * stage11::kSfColumnsPerSlot, stage11::kTmemColumnsUsed, stage11::kTmemColumns);
-  std::printf("  a slot: A %d B + B %d B + SFA %d B + SFB %d B = %d B (stage 07: 28672)\n", stage11::kPackedTileBytes,
-              stage11::kBBytes, stage11::kSfBlockBytes, stage11::kSfBlockBytes * stage11::kSfbAtoms,
-              int(sizeof(stage11::Slot)));
-  std::printf("  slots: %d by shared memory, %d by Tensor Memory -> %d\n", stage11::kSlotsBySmem,
-              stage11::kSlotsByTmem, stage11::kSlots);
+              stage11::kSlots * stage11::kSfColumnsPerSlot, stage11_format::kSlots, stage11_format::kSfColumnsPerSlot,
+              stage11::kTmemColumnsUsed, stage11::kTmemColumns);
+  std::printf("  a slot: A %d B + B %d B + SFA %d B + SFB %d B = %d B (step 1: %d; stage 07: 28672)\n",
+              stage11::kPackedTileBytes, stage11::kBBytes, stage11::kSfBlockBytes,
+              stage11::kSfBlockBytes * stage11::kSfbAtoms, int(sizeof(stage11::Slot)), int(sizeof(stage11_format::Slot)));
+  std::printf("  slots: %d by shared memory, %d by Tensor Memory -> %d (step 1: %d)\n", stage11::kSlotsBySmem,
+              stage11::kSlotsByTmem, stage11::kSlots, stage11_format::kSlots);
   std::printf("  shared memory: %d B with staging, barriers and alignment; + %d B kept for static shared memory = %d B\n"
               "  of the %d B a block may use\n",
               stage11::kSmemBytes, stage11::kStaticSmemMargin, stage11::kSmemBytes + stage11::kStaticSmemMargin,
@@ -104,6 +128,7 @@ int main(int argc, char** argv) {
                 "  the time measures the emulator, not the kernel.\n",
                 g.name.c_str(), defaults.M, defaults.N, defaults.K, defaults.iters);
   format_walkthrough(opts);
+  overlap_walkthrough();
   budget_walkthrough();
   schedule_walkthrough(opts);
   gemm::program::section("Run, check, time (FP32 C from E4M3 x E4M3)");

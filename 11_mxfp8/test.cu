@@ -1,8 +1,10 @@
-// Stage 11 against the CPU reference: the MXFP8 kind's cases (tails, L > 1, the layout tier whose 17
-// scale exponents per block make a wrong scale byte or atom fail, BF16 output, E5M2 operands), every
-// boundary of the 256 x 128 tile, a K sweep through the 8-slot ring, forced schedules, and both
-// epilogue paths for both outputs with C's neighbourhood guarded. On Hopper the tcgen05 instructions
-// run through the emulator, under the protocol checker.
+// Both steps of stage 11 (kernel_format.cuh, kernel.cuh) against the CPU reference: the MXFP8 kind's
+// cases (tails, L > 1, the layout tier whose 17 scale exponents per block make a wrong scale byte or
+// atom fail, BF16 output, E5M2 operands), every boundary of each step's tile (256 x 128, 256 x 256), a
+// K sweep through each ring, forced schedules that reuse both overlapping accumulators many times, and
+// both epilogue paths for both outputs with C's neighbourhood guarded. On Hopper the tcgen05
+// instructions run through the emulator, under the protocol checker.
+#include "kernel_format.cuh"
 #include "kernel.cuh"
 
 #include <string>
@@ -17,6 +19,7 @@ using gemm::Mxfp8Output;
 using gemm::Mxfp8Types;
 using gemm::Tier;
 using gemm::testing::GemmCase;
+constexpr gemm::testing::Tile kTileFormat{stage11_format::kBM, stage11_format::kBN, stage11_format::kTileK};
 constexpr gemm::testing::Tile kTile{stage11::kBM, stage11::kBN, stage11::kTileK};
 constexpr Mxfp8Types kFp32{};
 constexpr Mxfp8Types kBf16{Mxfp8Output::kBf16, Mxfp8Element::kE4M3, Mxfp8Element::kE4M3};
@@ -27,12 +30,13 @@ GemmCase mx_case(const std::string& what, Tier tier, int M, int N, int K, int L 
   return {what + "_" + gemm::case_name(tier, s), s, tier};
 }
 
-std::vector<GemmCase> cases() {
-  auto c = gemm::testing::kind_cases(stage11::kStage, kTile);
+std::vector<GemmCase> cases(gemm::testing::Tile tile, int slots) {
+  auto c = gemm::testing::kind_cases(stage11::kStage, tile);
   for (int M : {1, 127, 128, 129, 255, 256, 257})
-    for (int N : {1, 16, 17, 127, 128, 129, 255, 257}) c.push_back(mx_case("tail", Tier::kExact, M, N, 160));
-  // K through the ring: one step, a partial tile, whole tiles, one round of the 8 slots and past it.
-  const int T = stage11::kTileK, S = stage11::kSlots;
+    for (int N : {1, 16, 17, 127, 128, 129, 255, 256, 257, 384, 511, 513})
+      c.push_back(mx_case("tail", Tier::kExact, M, N, 160));
+  // K through the ring: one step, a partial tile, whole tiles, one round of the slots and past it.
+  const int T = tile.k, S = slots;
   for (int K : {32, 64, 96, T, S * T, (S + 1) * T + 32, 3 * S * T + 96})
     for (Tier tier : {Tier::kExact, Tier::kLayout, Tier::kRealistic}) c.push_back(mx_case("pipeline", tier, 130, 260, K));
   for (int K : {32, 96, S * T + 32}) c.push_back(mx_case("pipeline_bf16", Tier::kLayout, 130, 260, K, 1, kBf16));
@@ -41,13 +45,16 @@ std::vector<GemmCase> cases() {
   return c;
 }
 
-GEMM_STAGE_TESTS(Mxfp8Gemm, stage11::kStage, stage11::launch, cases(), kTile)
+GEMM_STAGE_TESTS(Mxfp8Format, stage11_format::kStage, stage11_format::launch, cases(kTileFormat, stage11_format::kSlots),
+                 kTileFormat)
+GEMM_STAGE_TESTS(Mxfp8Gemm, stage11::kStage, stage11::launch, cases(kTile, stage11::kSlots), kTile)
 
 // ---- Forced schedules ---------------------------------------------------------------------------------
 
-void one_pair(const gemm::Mxfp8GemmArgs& a, cudaStream_t s) { stage11::launch_with(a, s, {1, {}}); }
-void two_pairs(const gemm::Mxfp8GemmArgs& a, cudaStream_t s) { stage11::launch_with(a, s, {2, {}}); }
-void five_pairs(const gemm::Mxfp8GemmArgs& a, cudaStream_t s) { stage11::launch_with(a, s, {5, {}}); }
+template <int kPairs>
+void format_pairs(const gemm::Mxfp8GemmArgs& a, cudaStream_t s) { stage11_format::launch_with(a, s, {kPairs, {}}); }
+template <int kPairs>
+void n256_pairs(const gemm::Mxfp8GemmArgs& a, cudaStream_t s) { stage11::launch_with(a, s, {kPairs, {}}); }
 
 struct ForcedCase {
   const char* name;
@@ -62,13 +69,17 @@ TEST_P(GpuMxfp8GemmSchedule, MatchesCpuReference) {
 INSTANTIATE_TEST_SUITE_P(
     Forced, GpuMxfp8GemmSchedule,
     ::testing::Values(
-        // One pair does every unit: 4 x 6 tiles, both accumulators reused, the ring's phases carried
-        // from unit to unit.
-        ForcedCase{"one_pair_many_units", one_pair, mx_case("one_pair", Tier::kExact, 1000, 700, 512)},
-        ForcedCase{"two_pairs_many_units", two_pairs, mx_case("two_pairs", Tier::kRealistic, 777, 555, 800)},
-        ForcedCase{"two_pairs_bf16", two_pairs, mx_case("two_pairs", Tier::kLayout, 777, 555, 800, 1, kBf16)},
-        // The schedule crosses batches: 3 batches of 2 x 2 tiles over 5 pairs.
-        ForcedCase{"batches_crossed", five_pairs, mx_case("batches", Tier::kLayout, 300, 200, 288, 3)}),
+        // One pair does every unit: both accumulators reused many times (in step 2 overlapping), the
+        // ring's phases carried from unit to unit.
+        ForcedCase{"format_one_pair_many_units", format_pairs<1>, mx_case("one_pair", Tier::kExact, 1000, 700, 512)},
+        ForcedCase{"format_two_pairs_bf16", format_pairs<2>, mx_case("two_pairs", Tier::kLayout, 777, 555, 800, 1, kBf16)},
+        ForcedCase{"format_batches_crossed", format_pairs<5>, mx_case("batches", Tier::kLayout, 300, 200, 288, 3)},
+        ForcedCase{"n256_one_pair_many_units", n256_pairs<1>, mx_case("one_pair", Tier::kExact, 1000, 1300, 512)},
+        ForcedCase{"n256_one_pair_short_k", n256_pairs<1>, mx_case("one_pair_short_k", Tier::kLayout, 900, 1100, 32)},
+        ForcedCase{"n256_two_pairs_many_units", n256_pairs<2>, mx_case("two_pairs", Tier::kRealistic, 777, 1555, 800)},
+        ForcedCase{"n256_two_pairs_bf16", n256_pairs<2>, mx_case("two_pairs", Tier::kLayout, 777, 555, 800, 1, kBf16)},
+        // The schedule crosses batches: 3 batches of 2 x 2 tiles over 5 pairs (step 1), 3 x 2 x 1 (step 2).
+        ForcedCase{"n256_batches_crossed", n256_pairs<5>, mx_case("batches", Tier::kLayout, 300, 200, 288, 3)}),
     [](const ::testing::TestParamInfo<ForcedCase>& i) { return std::string(i.param.name); });
 
 // ---- Both epilogue paths, both outputs, with C's neighbourhood guarded ---------------------------------
@@ -81,6 +92,7 @@ struct GuardCase {
 class GpuMxfp8GemmGuards : public ::testing::TestWithParam<GuardCase> {};
 TEST_P(GpuMxfp8GemmGuards, WritesCAndNothingElse) {
   GEMM_REQUIRE_GPU();
+  gemm::testing::run_case_with_guards(stage11_format::launch, GetParam().shape, kTileFormat, GetParam().c_offset);
   gemm::testing::run_case_with_guards(stage11::launch, GetParam().shape, kTile, GetParam().c_offset);
 }
 INSTANTIATE_TEST_SUITE_P(
@@ -89,6 +101,7 @@ INSTANTIATE_TEST_SUITE_P(
         // TMA path, FP32 (N % 4 == 0): tails clipped in M and N; N = 132 leaves the second 16-column
         // sub-tile of the last chunk wholly past N (skipped), N = 140 cuts one.
         GuardCase{"tma_fp32_tails", mx_case("guard_tma", Tier::kExact, 129, 132, 288), 0},
+        GuardCase{"tma_fp32_second_half", mx_case("guard_tma_half", Tier::kLayout, 300, 388, 160), 0},  // 256 + 132
         GuardCase{"tma_fp32_cut_sub_tile", mx_case("guard_tma_cut", Tier::kLayout, 257, 140, 160), 0},
         GuardCase{"tma_fp32_small", mx_case("guard_tma_small", Tier::kExact, 1, 4, 32), 0},
         GuardCase{"tma_fp32_batches", mx_case("guard_tma_l3", Tier::kRealistic, 300, 200, 512, 3), 0},
@@ -110,7 +123,7 @@ TEST(Mxfp8GemmSchedule, EveryTileIsCoveredExactlyOnce) {
   for (int pairs : {1, 7, 74}) {
     const gemm::Mxfp8GemmArgs a{1000, 900, 512, 2, kBase, kBase, kBase, kBase, nullptr};
     const stage11::Schedule s = stage11::make_schedule(a, pairs);
-    ASSERT_EQ(s.units, 4 * 8 * 2);
+    ASSERT_EQ(s.units, 4 * 4 * 2);
     ASSERT_EQ(s.pairs, std::min(pairs, s.units));
     std::vector<int> covered(size_t(s.units), 0);
     for (int p = 0; p < s.pairs; ++p)
@@ -123,14 +136,31 @@ TEST(Mxfp8GemmSchedule, EveryTileIsCoveredExactlyOnce) {
 }
 
 TEST(Mxfp8GemmLayout, BudgetsFit) {
-  EXPECT_EQ(sizeof(stage11::Slot), 25600u);  // 16 KB of A, 8 KB of B, one 512-byte atom of each scale
-  EXPECT_EQ(stage11::kSlots, 8);             // one more than stage 07's 7 slots of 28 KB
-  EXPECT_LE(stage11::kTmemColumnsUsed, 512);
+  EXPECT_EQ(sizeof(stage11_format::Slot), 25600u);  // 16 KB of A, 8 KB of B, one 512-byte atom of each scale
+  EXPECT_EQ(stage11_format::kSlots, 8);             // one more than stage 07's 7 slots of 28 KB
+  EXPECT_LE(stage11_format::kTmemColumnsUsed, 512);
+  EXPECT_LE(stage11_format::kSmemBytes + stage11_format::kStaticSmemMargin, stage11_format::kSmemPerBlock);
+  EXPECT_EQ(stage11_format::d_column(1), 128u);
+  EXPECT_EQ(stage11_format::sfa_column(0), 256u);
+  EXPECT_EQ(stage11_format::sfb_column(0), 260u);  // SFA's atom takes 4 columns
+  EXPECT_EQ(stage11_format::sfa_column(1), 264u);
+  // Step 2: 16 KB of A and of B, an atom of SFA and two of SFB (33.5 KB, kept 1024-byte aligned).
+  EXPECT_EQ(sizeof(stage11::Slot), 34816u);
+  EXPECT_EQ(stage11::kSlots, 6);
   EXPECT_LE(stage11::kSmemBytes + stage11::kStaticSmemMargin, stage11::kSmemPerBlock);
+  EXPECT_LE(stage11::kTmemColumnsUsed, 512);
+}
+
+// Step 2's accumulators share 128 columns: two of 256 would leave no room for the scales. Accumulator 0's
+// second half and accumulator 1's first half are the same columns, which the epilogue reads first.
+TEST(Mxfp8GemmLayout, AccumulatorsOverlapByOneHalf) {
+  EXPECT_EQ(stage11::kAccColumns, 384);
+  EXPECT_EQ(stage11::d_column(0), 0u);
   EXPECT_EQ(stage11::d_column(1), 128u);
-  EXPECT_EQ(stage11::sfa_column(0), 256u);
-  EXPECT_EQ(stage11::sfb_column(0), 260u);  // SFA's atom takes 4 columns
-  EXPECT_EQ(stage11::sfa_column(1), 264u);
+  EXPECT_EQ(stage11::d_column(0) + uint32_t(stage11::shared_half(0) * stage11::kHalfColumns),
+            stage11::d_column(1) + uint32_t(stage11::shared_half(1) * stage11::kHalfColumns));
+  EXPECT_EQ(stage11::sfa_column(0), 384u);  // the scales start after both accumulators
+  EXPECT_GT(2 * stage11::kBN + stage11::kSlots * stage11::kSfColumnsPerSlot, 512);  // why they must overlap
 }
 
 // MMA step j of a k-tile reads byte j of each scale cell: the descriptor's two scale ids, and nothing
