@@ -850,6 +850,12 @@ nvfp4_gemv_mma(int M, int K, int splits, const uint8_t* __restrict__ A, const ui
     mma_step<true>(acc, step + 32 * t, row_bytes, a_base, row_k, b_base, sfb_base, sfa_base, holds_b, table_lo);
 
   // 4. Reductions in a fixed order: the 4 lanes of a row (t), warps (shared memory), cluster ranks.
+  // The CTA's 64 rows are covered by a loop over threadIdx.x in strides of blockDim.x, not by one thread
+  // each: a CTA may have a single warp (32 threads < 64 rows). plan_mma gives warps = 1 whenever K has
+  // one 128-byte step (K <= 256); e.g. plan_mma(129, 160, 1, 132): K / 2 = 80 bytes -> 1 step -> 1 warp,
+  // 3 CTAs (17 groups). With `threadIdx.x < kRows` alone, rows 32..63 of each CTA (groups g = 4..7:
+  // rows 8..15, 40..47, 72..79, 104..111 of CTA 0 and 24..31, ... of CTA 1) were never written: 64 of
+  // 129 outputs, first row 8 (GemvPlan.TensorCorePlanCanLaunchFewerThreadsThanRows checks the plan).
   __shared__ float warp_sums[Cfg::kMaxWarps][kRows];
   __shared__ float cta_sums[kRows];
 #pragma unroll
@@ -860,28 +866,30 @@ nvfp4_gemv_mma(int M, int K, int splits, const uint8_t* __restrict__ A, const ui
     if (t == 0) warp_sums[warp][g * kRowsPerGroup + r] = s;
   }
   __syncthreads();
-  if (threadIdx.x < kRows) {
-    float s = warp_sums[0][threadIdx.x];
-    for (int w = 1; w < warps; ++w) s += warp_sums[w][threadIdx.x];
-    cta_sums[threadIdx.x] = s;
+  for (int i = threadIdx.x; i < kRows; i += blockDim.x) {
+    float s = warp_sums[0][i];
+    for (int w = 1; w < warps; ++w) s += warp_sums[w][i];
+    cta_sums[i] = s;
   }
   if (splits > 1) {
     gemm::ptx::cluster_sync();
-    if (split == 0 && threadIdx.x < kRows) {
-      const uint32_t local = uint32_t(__cvta_generic_to_shared(&cta_sums[threadIdx.x]));
-      float s = cta_sums[threadIdx.x];
-      for (int rank = 1; rank < splits; ++rank)
-        s += __uint_as_float(gemm::ptx::ld_cluster_u32(gemm::ptx::map_to_rank(local, uint32_t(rank))));
-      cta_sums[threadIdx.x] = s;
-    }
+    if (split == 0)
+      for (int i = threadIdx.x; i < kRows; i += blockDim.x) {
+        const uint32_t local = uint32_t(__cvta_generic_to_shared(&cta_sums[i]));
+        float s = cta_sums[i];
+        for (int rank = 1; rank < splits; ++rank)
+          s += __uint_as_float(gemm::ptx::ld_cluster_u32(gemm::ptx::map_to_rank(local, uint32_t(rank))));
+        cta_sums[i] = s;
+      }
     gemm::ptx::cluster_sync();
   } else {
     __syncthreads();
   }
-  if (split == 0 && threadIdx.x < kRows) {
-    const int64_t m = group_row(first_group + threadIdx.x / kRowsPerGroup, threadIdx.x % kRowsPerGroup);
-    if (m < M) C[batch * M + m] = __float2half_rn(cta_sums[threadIdx.x] * alpha);
-  }
+  if (split == 0)
+    for (int i = threadIdx.x; i < kRows; i += blockDim.x) {
+      const int64_t m = group_row(first_group + i / kRowsPerGroup, i % kRowsPerGroup);
+      if (m < M) C[batch * M + m] = __float2half_rn(cta_sums[i] * alpha);
+    }
 }
 
 template <class Cfg>

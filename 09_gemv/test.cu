@@ -322,4 +322,31 @@ TEST(GemvPlan, BalancedPlansLeaveNoWarpIdle) {
   EXPECT_EQ(stage09::plan<stage09::HopperBalanced>(1, 32, 1, 132).warps, 1);
 }
 
+// The tensor-core variant's CTA holds 64 rows, but its plan takes one warp (32 threads) where K has one
+// 128-byte step (K <= 256), so the kernel's reduction and store must stride over the rows. Had each
+// thread owned one row (threadIdx.x < 64), the rows of local index 32..63 would go unwritten: at
+// (129, 160) that is 64 of 129 rows, the first of them row 8 -- what the GPU test saw before the fix.
+TEST(GemvPlan, TensorCorePlanCanLaunchFewerThreadsThanRows) {
+  using Cfg = stage09::HopperMma;
+  const auto p = stage09::plan_mma<Cfg>(129, 160, 1, 132);
+  EXPECT_EQ(p.warps, 1);
+  EXPECT_EQ(p.splits, 1);
+  EXPECT_EQ(p.ctas_per_batch, 3);  // 17 groups of 8 rows, 8 groups per CTA
+  EXPECT_EQ(stage09::plan_mma<stage09::HopperMma4Warps>(129, 160, 1, 132).warps, 1);
+  EXPECT_GE(stage09::plan_mma<Cfg>(129, 288, 1, 132).warps, 2);  // 2 steps: 64 threads
+  int unowned = 0;
+  int64_t first_unowned = -1;
+  for (int cta = 0; cta < p.ctas_per_batch; ++cta)
+    for (int i = p.warps * 32; i < Cfg::kRows; ++i) {
+      const int64_t m = stage09::group_row(int64_t(cta) * Cfg::kGroups + i / stage09::kRowsPerGroup,
+                                           i % stage09::kRowsPerGroup);
+      if (m < 129) {
+        ++unowned;
+        if (first_unowned < 0 || m < first_unowned) first_unowned = m;
+      }
+    }
+  EXPECT_EQ(unowned, 64);
+  EXPECT_EQ(first_unowned, 8);
+}
+
 }  // namespace
