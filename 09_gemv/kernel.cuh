@@ -957,7 +957,8 @@ using Hopper = Config<16, 1, ALoad::kNoAllocate, 6>;
 using Hopper16Rows = Config<16, 2, ALoad::kNoAllocate, 4>;
 using Blackwell = Config<32, 1, ALoad::kNoAllocate, 4>;
 
-// The balanced plans (WarpPlan), benchmarked and tested beside the stage; launch() does not take them.
+// The balanced plans (WarpPlan), benchmarked and tested beside the stage; launch() takes own rows
+// (HopperOwnRows) where own_rows() says.
 // Registers: 65536 / (32 * kMaxWarps * kMinCtas), rounded down to a multiple of 8.
 // Own rows, 16 per warp, 4 or 2 warps per CTA (128 registers, 16 warps per SM): at (4096, 7168, 8) 2048
 // warps of 7 steps (one wave: 2112 resident), at (7168, 2048, 4) 1792 warps of 2 steps, none idle.
@@ -975,6 +976,15 @@ inline bool sixteen_rows(const gemm::Nvfp4GemmArgs& args, int sm_count) {
   return (int64_t(args.M) + 15) / 16 * args.L >= 2 * int64_t(sm_count);
 }
 
+// Whether launch() takes own rows instead: a short K (at most two 1024-value steps, where splitting K
+// over warps leaves each warp a step or less and the cross-warp sum costs as much as the step) and rows
+// for at least half a wave of 16-row warps. At (7168, 2048, 4): 0.899 -> 0.941 of the streaming read on
+// an H100, 0.774 -> 0.821 on an H200 (docs/design_measurements.md); at longer K the split plan stays
+// ahead on the H100.
+inline bool own_rows(const gemm::Nvfp4GemmArgs& args, int sm_count) {
+  return args.K <= 2048 && (int64_t(args.M) + 15) / 16 * args.L >= 8 * int64_t(sm_count);
+}
+
 // Whether launch() takes the sm_100a configuration: on an sm_100 GPU, and on Hopper in the precondition
 // build (common/ptx/arch.cuh), whose Hopper code takes the sm_100a paths with their rules checked.
 inline bool sm100_paths(const gemm::GpuInfo& gpu) {
@@ -985,6 +995,8 @@ inline void launch(const gemm::Nvfp4GemvArgs& args, cudaStream_t stream) {
   const gemm::GpuInfo& gpu = gemm::gpu_info();
   if (sm100_paths(gpu))
     launch_config<Blackwell>(args, stream);
+  else if (own_rows(args, gpu.usable ? gpu.sm_count : kSmsWithoutGpu))
+    launch_config<HopperOwnRows>(args, stream);
   else if (sixteen_rows(args, gpu.usable ? gpu.sm_count : kSmsWithoutGpu))
     launch_config<Hopper16Rows>(args, stream);
   else

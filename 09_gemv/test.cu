@@ -261,6 +261,22 @@ TEST(GemvRowGroups, EightRowsShareOneScaleSectorAndEveryRowIsInOneGroup) {
   for (int m = 0; m < 256; ++m) EXPECT_EQ(seen[m], 1) << "row " << m;
 }
 
+// launch() takes own rows (each warp its 16 rows over all of K) only for a short K with rows for half a
+// wave: the one target shape where it led on both Hopper GPUs, and no shape it lost on.
+TEST(GemvPlan, OwnRowsOnlyForShortKWithManyRows) {
+  auto args = [](int M, int K, int L) {
+    gemm::Nvfp4GemvArgs a{};
+    a.M = M, a.N = 1, a.K = K, a.L = L;
+    return a;
+  };
+  EXPECT_TRUE(stage09::own_rows(args(7168, 2048, 4), 132));
+  EXPECT_TRUE(stage09::own_rows(args(7168, 2048, 4), 148));
+  EXPECT_FALSE(stage09::own_rows(args(7168, 16384, 1), 132));  // long K: the split plan
+  EXPECT_FALSE(stage09::own_rows(args(4096, 7168, 8), 132));   // mixed: better on the H200 only
+  EXPECT_FALSE(stage09::own_rows(args(129, 2048, 1), 132));    // too few rows for half a wave
+  EXPECT_FALSE(stage09::own_rows(args(7168, 2080, 4), 132));
+}
+
 TEST(GemvPlan, SplitsKOnlyWhenRowsAreFewAndNeverLaunchesAnEmptyGroup) {
   using C = stage09::Hopper;
   const auto big = stage09::plan<C>(7168, 16384, 1, 132);
