@@ -105,6 +105,11 @@ INSTANTIATE_TEST_SUITE_P(
         GuardCase{"tma_fp32_cut_sub_tile", mx_case("guard_tma_cut", Tier::kLayout, 257, 140, 160), 0},
         GuardCase{"tma_fp32_small", mx_case("guard_tma_small", Tier::kExact, 1, 4, 32), 0},
         GuardCase{"tma_fp32_batches", mx_case("guard_tma_l3", Tier::kRealistic, 300, 200, 512, 3), 0},
+        // Step 2, N = 264: the unit at n0 = 256 has nothing to store in its shared half (columns 384..511),
+        // so its first stores come after the release, in the other half.
+        GuardCase{"tma_fp32_empty_shared_half", mx_case("guard_tma_empty", Tier::kLayout, 300, 264, 256, 2), 0},
+        GuardCase{"tma_bf16_empty_shared_half_l1", mx_case("guard_tma_empty", Tier::kExact, 300, 264, 256, 1, kBf16), 0},
+        GuardCase{"tma_bf16_empty_shared_half_one_tile_row", mx_case("guard_tma_empty", Tier::kExact, 64, 264, 256, 1, kBf16), 0},
         // TMA path, BF16 (N % 8 == 0).
         GuardCase{"tma_bf16_tails", mx_case("guard_tma", Tier::kExact, 129, 136, 288, 1, kBf16), 0},
         GuardCase{"tma_bf16_batches", mx_case("guard_tma_l2", Tier::kLayout, 300, 264, 256, 2, kBf16), 0},
@@ -114,6 +119,14 @@ INSTANTIATE_TEST_SUITE_P(
         GuardCase{"direct_fp32_misaligned_c", mx_case("guard_direct_c", Tier::kExact, 200, 64, 256), 1},
         GuardCase{"direct_bf16_misaligned_c", mx_case("guard_direct_c", Tier::kLayout, 200, 64, 256, 1, kBf16), 1}),
     [](const ::testing::TestParamInfo<GuardCase>& i) { return std::string(i.param.name); });
+
+// Step 2 alone on the shape whose guard test stops under the checker (README, "What was seen"): the same
+// launcher, no step-1 launch before it in the process.
+TEST(GpuMxfp8GemmStep2Alone, Bf16EmptySharedHalfWithBatches) {
+  GEMM_REQUIRE_GPU();
+  gemm::testing::run_case_with_guards(stage11::launch, mx_case("guard_tma_l2", Tier::kLayout, 300, 264, 256, 2, kBf16),
+                                      kTile, 0);
+}
 
 // ---- The pieces (CPU) -------------------------------------------------------------------------------------
 
