@@ -217,9 +217,7 @@ __device__ __forceinline__ void tma_store_sub_tile(unsigned char (&staging)[kSta
   for (int i = 0; i < 32; ++i)  // lane l holds column l: element (row i, column l); a warp's store fills row i
     *reinterpret_cast<__half*>(buf + gemm::swizzle_64b(uint32_t(i), uint32_t(2 * lane))) =
         __float2half_rn(alpha * __uint_as_float(r[i]));
-  ptx::protocol_generic_write(buf, kStagingBytes);  // the checker's view of the stores above
-  ptx::fence_proxy_async_shared();  // the threads' writes, before the async proxy (TMA) reads them
-  __syncwarp();
+  ptx::fence_warp_stores_for_async_proxy(buf, kStagingBytes);  // all 32 lanes' stores, before lane 0's TMA store
   if (lane == 0) {
     ptx::tma_store_3d(map_c, x, y, z, buf, kStagingBytes);
     ptx::bulk_commit_group();

@@ -219,9 +219,7 @@ __device__ __forceinline__ void tma_store_sub_tile(unsigned char (&staging)[kSta
       h[i] = __floats2half2_rn(alpha * __uint_as_float(r[8 * q + 2 * i]), alpha * __uint_as_float(r[8 * q + 2 * i + 1]));
     *reinterpret_cast<uint4*>(buf + gemm::swizzle_64b(uint32_t(lane), uint32_t(16 * q))) = *reinterpret_cast<const uint4*>(h);
   }
-  ptx::protocol_generic_write(buf, kStagingBytes);  // the checker's view of the stores above
-  ptx::fence_proxy_async_shared();  // the threads' writes, before the async proxy (TMA) reads them
-  __syncwarp();
+  ptx::fence_warp_stores_for_async_proxy(buf, kStagingBytes);  // all 32 lanes' stores, before lane 0's TMA store
   if (lane == 0) {
     ptx::tma_store_3d(map_c, x, y, z, buf, kStagingBytes);
     ptx::bulk_commit_group();

@@ -195,9 +195,7 @@ __device__ __forceinline__ void tma_store_sub_tile(unsigned char (&staging)[kSta
   for (int q = 0; q < 4; ++q)  // 4 chunks of 16 bytes
     *reinterpret_cast<uint4*>(buf + gemm::swizzle_64b(uint32_t(lane), uint32_t(16 * q))) =
         pack16<Out>(r + q * 16 / int(sizeof(Out)));
-  ptx::protocol_generic_write(buf, kStagingBytes);  // the checker's view of the stores above
-  ptx::fence_proxy_async_shared();  // the threads' writes, before the async proxy (TMA) reads them
-  __syncwarp();
+  ptx::fence_warp_stores_for_async_proxy(buf, kStagingBytes);  // all 32 lanes' stores, before lane 0's TMA store
   if (lane == 0) {
     ptx::tma_store_3d(map_c, x, y, z, buf, kStagingBytes);
     ptx::bulk_commit_group();

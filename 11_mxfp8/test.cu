@@ -120,8 +120,8 @@ INSTANTIATE_TEST_SUITE_P(
         GuardCase{"direct_bf16_misaligned_c", mx_case("guard_direct_c", Tier::kLayout, 200, 64, 256, 1, kBf16), 1}),
     [](const ::testing::TestParamInfo<GuardCase>& i) { return std::string(i.param.name); });
 
-// Step 2 alone on the shape whose guard test stops under the checker (README, "What was seen"): the same
-// launcher, no step-1 launch before it in the process.
+// Step 2 alone on the shape whose guard test once stopped under the checker (README, "What was seen": lane 0
+// stored before the other lanes had written): the same launcher, no step-1 launch before it in the process.
 TEST(GpuMxfp8GemmStep2Alone, Bf16EmptySharedHalfWithBatches) {
   GEMM_REQUIRE_GPU();
   gemm::testing::run_case_with_guards(stage11::launch, mx_case("guard_tma_l2", Tier::kLayout, 300, 264, 256, 2, kBf16),

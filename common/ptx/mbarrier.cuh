@@ -250,6 +250,28 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 #endif
 }
 
+// The whole warp, converged: every lane has written its part of [p, p + bytes) with ordinary stores
+// and hands the range to the async proxy (a TMA store that one lane issues next). Every lane fences;
+// the warp leaves converged. The checker records the warp's stores and fence once, in lane 0 between
+// two full-warp barriers, as it records the .sync.aligned instructions: 32 lanes each taking the
+// checker's lock here return from its hooks at different times, and a warp that comes back from a
+// call diverged cannot count on the compiler's reconvergence before the store (on an H100 and an H200,
+// lane 0 issued the store while lanes 2-31 had not yet stored).
+__device__ __forceinline__ void fence_warp_stores_for_async_proxy(const void* p, uint32_t bytes) {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#if GEMM_PROTOCOL_ACTIVE
+  __syncwarp();
+  if (threadIdx.x % 32 == 0) {
+    protocol::dev::on_generic(smem_addr(p), bytes, true);
+    protocol::dev::on_fence_proxy_async();
+  }
+#else
+  (void)p;
+  (void)bytes;
+#endif
+  __syncwarp();
+}
+
 // mbarrier.inval.shared::cta.b64 [addr];   (PTX 9.7.13.15.10) the barrier's memory may be reused, or the
 // barrier initialised again.
 __device__ __forceinline__ void mbarrier_inval(uint64_t* bar) {

@@ -133,6 +133,7 @@ __device__ inline bool access_smem(Cluster& c, uint32_t mem, uint32_t lo, uint32
       v.fix = "the writing warp calls ptx::fence_proxy_async_shared() after its stores and before the arrive or "
               "barrier that hands the memory over";
       v.earlier = l.write;
+      v.writer_fences = true;
       report(c, v);
       return false;
     }

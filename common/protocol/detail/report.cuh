@@ -82,6 +82,7 @@ struct Violation {
   const char* extra = nullptr;  // more text, already formatted
   uint32_t a = 0, b = 0;        // numbers the rule names in `extra_numbers`
   const char* numbers = nullptr;
+  bool writer_fences = false;   // name the fence.proxy.async epochs of the earlier write's warp
 };
 
 __device__ inline void describe_barrier(Msg& m, const Cluster& c, int rank, int b) {
@@ -155,6 +156,13 @@ __device__ inline void format_violation(Msg& m, const Cluster* c, const Violatio
           .u(c->cta[v.rank].tc_vc[a]).s(")");
     }
     m.s("\n");
+    if (v.writer_fences && rec_agent(v.earlier) < uint32_t(kBarrierAgents)) {  // missing-proxy-fence: what was fenced
+      const uint32_t a = rec_agent(v.earlier);
+      const Warp& w = c->cta[a / kAgentsPerCta].warps[a % kAgentsPerCta];
+      m.s("  the writing warp's fence.proxy.async epochs, newest first:");
+      for (uint32_t k = 0; k < uint32_t(kFenceRing) && k < w.nfences; ++k) m.s(" ").u(w.fences[(w.nfences - 1 - k) % kFenceRing]);
+      m.s(" (").u(w.nfences).s(" in all); its latest generic store: epoch ").u(w.generic_epoch).s("\n");
+    }
   }
   if (v.extra) m.s("  ").s(v.extra).s("\n");
   if (v.numbers) m.s("  ").s(v.numbers).s(" ").u(v.a).s(", ").u(v.b).s("\n");
