@@ -1,16 +1,11 @@
-// Stage 11, step 2: MMA_N = 256, two accumulators overlapping in Tensor Memory. README.md explains each change.
-// Changes from kernel_format.cuh:
-//   1. A pair's tile is 256 x 256: one MMA of N = 256 does the work of two of N = 128, and each k-tile
-//      brings 256 rows of B (128 per CTA, two scale atoms) for the same 256 rows of A.
-//   2. Two 256-column accumulators and the slots' scale columns do not fit in 512 columns, so the
-//      accumulators overlap by 128: accumulator 0 is columns 0..255, accumulator 1 is 128..383.
-//   3. The epilogue reads a unit in two halves of 128 columns, the shared half first; after it, each
-//      warp arrives on overlap_free, and the MMA warp starts the next unit (which writes those
-//      columns) only once every epilogue warp of the pair has arrived for the previous unit.
-//      overlap_free replaces acc_empty: a warp reads its units in order, so its arrival for unit n
-//      also says that it has read all of unit n - 1.
-//   4. Slots grow to 34 KB, 6 of them; the data in one (33.5 KB) no longer fills it, so the full barrier
-//      expects kSlotTmaBytes, not sizeof(Slot).
+// Stage 11, step 3: k-tiles of 256 values. README.md explains each change.
+// Changes from kernel_n256.cuh:
+//   1. A k-tile is 256 values of k: two 128-byte swizzle rows ("k-atoms") of A and of B, each its own
+//      TMA box (a 128-byte swizzle box is at most 128 bytes wide), and two scale atoms of SFA and of
+//      each SFB row block. One full barrier, one empty barrier and one commit now serve 8 MMAs, not 4.
+//   2. MMA step j reads k-atom j / 4 of the slot at byte 32 (j % 4) of its swizzle row, and the scale
+//      columns of that k-atom's scale atoms through scale id j % 4.
+//   3. A slot is 67 KB, so 3 fit (step 2: 6 of 34 KB); the ring holds the same 768 values of k.
 #pragma once
 
 #include <cuda.h>
@@ -51,9 +46,11 @@ inline constexpr int kCtaM = kBM / kCtaGroup;  // rows per CTA = the 128 TMEM la
 inline constexpr int kBN = 256;           // columns of C per tile: N of the MMA
 inline constexpr int kOverlapColumns = 128;  // TMEM columns the two accumulators share
 inline constexpr int kHalfColumns = kBN / 2;  // the epilogue reads a unit in two halves: the shared one first
-inline constexpr int kTileK = 128;        // values of k per tile: one 128-byte swizzle row of bytes
+inline constexpr int kTileK = 256;        // values of k per tile: two 128-byte swizzle rows of bytes
 inline constexpr int kMmaK = 32;          // values of k per kind::mxf8f6f4 MMA (dense)
-inline constexpr int kStepsPerTile = kTileK / kMmaK;  // 4 MMAs per k-tile
+inline constexpr int kStepsPerTile = kTileK / kMmaK;  // 8 MMAs per k-tile
+inline constexpr int kKAtoms = kTileK / gemm::kSwizzleRowBytes;  // 2 swizzle rows (and scale atoms) per k-tile
+inline constexpr int kStepsPerAtom = kStepsPerTile / kKAtoms;    // 4 MMAs per swizzle row
 inline constexpr int kProducerWarp = 0, kMmaWarp = 1, kFirstEpilogueWarp = 2, kEpilogueWarps = 4;
 inline constexpr int kAllocWarp = kFirstEpilogueWarp;  // allocates Tensor Memory before the loop, frees it after
 inline constexpr int kThreads = 32 * (kFirstEpilogueWarp + kEpilogueWarps);  // 192
@@ -64,10 +61,10 @@ inline constexpr int kSubTileCols = 64 / int(sizeof(Out));  // columns per TMA s
 inline constexpr int kStagingBuffers = 2;  // per epilogue warp: one being written, one in flight
 inline constexpr int kStagingBytes = 32 * 64;  // 32 rows x 64 bytes = 2 KB
 inline constexpr int kBRowsPerCta = kBN / kCtaGroup;                     // rows of B each CTA loads: half
-inline constexpr int kPackedRowBytes = kTileK;                           // 128: the TMA box's row (a byte a value)
-inline constexpr int kPackedTileBytes = kCtaM * kPackedRowBytes;         // 16 KB: A's tile per CTA
-inline constexpr int kBBytes = kBRowsPerCta * kPackedRowBytes;           // 8 KB: B's half tile per CTA
-inline constexpr int kSfBlockBytes = kCtaM * (kTileK / gemm::kMxSfVector);  // 512 B: one atom
+inline constexpr int kPackedRowBytes = kTileK / kKAtoms;                 // 128: the TMA box's row (a byte a value)
+inline constexpr int kPackedTileBytes = kCtaM * kPackedRowBytes;         // 16 KB: one k-atom of A's tile per CTA
+inline constexpr int kBBytes = kBRowsPerCta * kPackedRowBytes;           // 16 KB: one k-atom of B's half tile per CTA
+inline constexpr int kSfBlockBytes = kCtaM * (kPackedRowBytes / gemm::kMxSfVector);  // 512 B: one atom
 inline constexpr int kSfbAtoms = kBN / gemm::kSfTileRows;                // B's 128-row blocks: 2
 inline constexpr int kMmaStepBytes = kMmaK;           // 32: descriptor start advance per MMA inside the atom
 inline constexpr int kSfColumnsPerAtom = 4;           // one atom = 128 rows x 4 columns (row r: column r / 32)
@@ -75,24 +72,22 @@ inline constexpr uint32_t kTmemColumns = 512;         // the whole Tensor Memory
 inline constexpr int kSfLinesPerAtom = gemm::kSfTileBytes / 16;  // 32 lines of 16 bytes: the scale maps' rows
 inline constexpr uint16_t kPairMask = 0b11;           // commits arrive on both CTAs of the pair (ranks 0, 1)
 static_assert(kPackedRowBytes == gemm::kSwizzleRowBytes, "a packed tile row is one 128-byte swizzle row (TMA box)");
-static_assert(kStepsPerTile * kMmaStepBytes == kPackedRowBytes, "the MMAs of a k-tile walk one swizzle atom");
-static_assert(kTileK / gemm::kMxSfVector == gemm::kSfTileCols, "one scale atom (4 scales of 32 values a row) per k-tile");
+static_assert(kStepsPerAtom * kMmaStepBytes == kPackedRowBytes, "4 MMAs walk one swizzle row");
+static_assert(kPackedRowBytes / gemm::kMxSfVector == gemm::kSfTileCols, "one scale atom (4 scales of 32 values a row) per k-atom");
 static_assert(kEpilogueWarps == 4, "the epilogue warps cover the four 32-lane TMEM quadrants");
 static_assert(kOverlapColumns == kHalfColumns, "the shared columns are one half of each accumulator");
 
-// One slot of the ring: everything one k-tile needs. 34 KB (33.5 KB rounded up to a multiple of 1024,
-// so that every slot's tiles stay 1024-byte aligned).
+// One slot of the ring: everything one k-tile needs, per k-atom h. 67 KB, a multiple of 1024: no padding.
 struct Slot {
-  alignas(1024) unsigned char a[kPackedTileBytes];  // written by TMA, 128-byte swizzle
-  alignas(1024) unsigned char b[kBBytes];
-  alignas(16) uint8_t sfa[kSfBlockBytes];                   // 1 atom: this CTA's rows, the k-tile's 4 scale columns
-  alignas(16) uint8_t sfb[kSfBlockBytes * kSfbAtoms];       // [B row block t] atoms: all kBN rows
+  alignas(1024) unsigned char a[kKAtoms][kPackedTileBytes];  // written by TMA, 128-byte swizzle
+  alignas(1024) unsigned char b[kKAtoms][kBBytes];
+  alignas(16) uint8_t sfa[kKAtoms][kSfBlockBytes];              // [h]: this CTA's rows, k-atom h's 4 scale columns
+  alignas(16) uint8_t sfb[kKAtoms][kSfbAtoms * kSfBlockBytes];  // [h][B row block t]: all kBN rows
 };
 static_assert(sizeof(Slot) % 1024 == 0, "slots must keep the 1024-byte alignment of their tiles");
-// The bytes TMA brings into a slot: no longer sizeof(Slot), which the padding makes 512 bytes larger. A
-// barrier told to expect sizeof(Slot) would wait for bytes that never come.
-inline constexpr int kSlotTmaBytes = kPackedTileBytes + kBBytes + kSfBlockBytes * (1 + kSfbAtoms);
-static_assert(kSlotTmaBytes == 34304 && sizeof(Slot) == 34816, "33.5 KB of data in a 34 KB slot");
+// The bytes TMA brings into a slot (the whole slot again: 67 KB has no padding).
+inline constexpr int kSlotTmaBytes = kKAtoms * (kPackedTileBytes + kBBytes + kSfBlockBytes * (1 + kSfbAtoms));
+static_assert(kSlotTmaBytes == 68608 && sizeof(Slot) == 68608, "67 KB of data in a 67 KB slot");
 
 // The slot count: as many as both memories hold. Shared memory: the 227 KB a block may opt into
 // (sm_90 and sm_100), less the alignment slack, the barriers, and kStaticSmemMargin for static shared
@@ -103,13 +98,14 @@ inline constexpr int kSmemPerBlock = 232448;
 inline constexpr int kStaticSmemMargin = 2048;
 inline constexpr int kFixedBytes = 1024 /* barriers */ + 1024 /* alignment */ + kStaticSmemMargin +
                                    kEpilogueWarps * kStagingBuffers * kStagingBytes /* staging */;
-inline constexpr int kSfaColumnsPerSlot = kSfColumnsPerAtom;               // 4
-inline constexpr int kSfbColumnsPerSlot = kSfbAtoms * kSfColumnsPerAtom;   // 8
+inline constexpr int kSfaColumnsPerSlot = kKAtoms * kSfColumnsPerAtom;               // 8
+inline constexpr int kSfbColumnsPerKAtom = kSfbAtoms * kSfColumnsPerAtom;            // 8: both row blocks
+inline constexpr int kSfbColumnsPerSlot = kKAtoms * kSfbColumnsPerKAtom;             // 16
 inline constexpr int kSfColumnsPerSlot = kSfaColumnsPerSlot + kSfbColumnsPerSlot;
 inline constexpr int kAccColumns = kAccBuffers * kBN - kOverlapColumns;                  // 384
 inline constexpr int kSlotsBySmem = (kSmemPerBlock - kFixedBytes) / int(sizeof(Slot));
 inline constexpr int kSlotsByTmem = (int(kTmemColumns) - kAccColumns) / kSfColumnsPerSlot;
-inline constexpr int kSlots = kSlotsBySmem < kSlotsByTmem ? kSlotsBySmem : kSlotsByTmem;  // 6
+inline constexpr int kSlots = kSlotsBySmem < kSlotsByTmem ? kSlotsBySmem : kSlotsByTmem;  // 3
 static_assert(kSlots >= 2, "a pipeline needs at least two slots");
 
 // Where things are in TMEM (column offsets from the allocation; lane 0): the accumulators, then each
@@ -122,8 +118,8 @@ GEMM_HD uint32_t sfb_column(int slot) { return uint32_t(kAccColumns + slot * kSf
 inline constexpr int kTmemColumnsUsed = kAccColumns + kSlots * kSfColumnsPerSlot;
 static_assert(kTmemColumnsUsed <= int(kTmemColumns), "accumulators and scale columns exceed Tensor Memory");
 
-// The instruction descriptor of MMA step j of a k-tile: the call's A and B types (E4M3 or E5M2), UE8M0
-// scales from byte j of each TMEM scale cell (SFA_ID = SFB_ID = j), K-major A and B, M = kBM, N = kBN.
+// The instruction descriptor of MMA step j of a k-atom (0-3): the call's A and B types (E4M3 or E5M2),
+// UE8M0 scales from byte j of each TMEM scale cell (SFA_ID = SFB_ID = j), K-major A and B, M = kBM, N = kBN.
 static_assert(uint32_t(gemm::Mxfp8Element::kE4M3) == tc::kMxTypeE4M3 && uint32_t(gemm::Mxfp8Element::kE5M2) == tc::kMxTypeE5M2,
               "the kind's element codes are the MMA's type codes");
 GEMM_HD uint32_t instr_descriptor(uint32_t a_type, uint32_t b_type, int step) {
@@ -275,18 +271,20 @@ mxfp8_tcgen05_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_const
     // The leader's full barrier counts the bytes of both CTAs' copies. TMA always delivers whole
     // boxes (zeros outside the tensors), so the count is the same for every k-tile.
     if (leader) ptx::mbarrier_arrive_expect_tx(&s.full[slot], kCtaGroup * kSlotTmaBytes);
-    const int first_atom = kt;
-    ptx::tma_load_3d_cta_group2(s.ring[slot].a, &map_a, kt * kPackedRowBytes, my_m, batch, &s.full[slot],
-                                kPackedTileBytes);
-    ptx::tma_load_3d_cta_group2(s.ring[slot].b, &map_b, kt * kPackedRowBytes, n0 + kBRowsPerCta * int(rank), batch,
-                                &s.full[slot], kBBytes);
-    ptx::tma_load_3d_cta_group2(s.ring[slot].sfa, &map_sfa, 0,
-                                ((my_m / gemm::kSfTileRows) * sf_tiles_per_row_block + first_atom) * kSfLinesPerAtom,
-                                batch, &s.full[slot], kSfBlockBytes);
-    for (int t = 0; t < kSfbAtoms; ++t)  // every CTA holds the scales of all kBN rows of B
-      ptx::tma_load_3d_cta_group2(s.ring[slot].sfb + t * kSfBlockBytes, &map_sfb, 0,
-                                  ((n0 / gemm::kSfTileRows + t) * sf_tiles_per_row_block + first_atom) * kSfLinesPerAtom,
-                                  batch, &s.full[slot], kSfBlockBytes);
+    for (int h = 0; h < kKAtoms; ++h) {  // k-atom h: k from kt * kTileK + h * 128 (past K: zeros, whole boxes)
+      const int ka = kt * kKAtoms + h;   // the k-atom's index: its 128-byte column of A and B, its scale atom
+      ptx::tma_load_3d_cta_group2(s.ring[slot].a[h], &map_a, ka * kPackedRowBytes, my_m, batch, &s.full[slot],
+                                  kPackedTileBytes);
+      ptx::tma_load_3d_cta_group2(s.ring[slot].b[h], &map_b, ka * kPackedRowBytes, n0 + kBRowsPerCta * int(rank), batch,
+                                  &s.full[slot], kBBytes);
+      ptx::tma_load_3d_cta_group2(s.ring[slot].sfa[h], &map_sfa, 0,
+                                  ((my_m / gemm::kSfTileRows) * sf_tiles_per_row_block + ka) * kSfLinesPerAtom, batch,
+                                  &s.full[slot], kSfBlockBytes);
+      for (int t = 0; t < kSfbAtoms; ++t)  // every CTA holds the scales of all kBN rows of B
+        ptx::tma_load_3d_cta_group2(s.ring[slot].sfb[h] + t * kSfBlockBytes, &map_sfb, 0,
+                                    ((n0 / gemm::kSfTileRows + t) * sf_tiles_per_row_block + ka) * kSfLinesPerAtom,
+                                    batch, &s.full[slot], kSfBlockBytes);
+    }
   };
   if (warp == kProducerWarp) {
     ptx::protocol_role("producer");
@@ -322,23 +320,28 @@ mxfp8_tcgen05_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_const
         ptx::mbarrier_wait(&s.full[slot], (it / kSlots) & 1, "full", slot);
         ptx::tcgen05_fence_after_thread_sync();
         const Slot& buf = s.ring[slot];
-        // 2. Copy the k-tile's scale atoms into TMEM, then one MMA per 32 values of k, step j reading
-        //    byte j of every scale cell. The last k-tile may hold fewer than 4 steps (K is a multiple
-        //    of 32; TMA zero-fills the rest of the tile).
-        ptx::tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(tmem + sfa_column(slot),
-                                                       tc::sf_atom_descriptor(ptx::smem_addr(buf.sfa)));
-        for (int t = 0; t < kSfbAtoms; ++t)
-          ptx::tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(
-              tmem + sfb_column(slot) + uint32_t(t * kSfColumnsPerAtom),
-              tc::sf_atom_descriptor(ptx::smem_addr(buf.sfb + t * kSfBlockBytes)));
+        // 2. Copy both k-atoms' scale atoms into TMEM, then one MMA per 32 values of k: step j reads
+        //    k-atom h = j / 4 at byte 32 (j % 4) of its swizzle row, and byte j % 4 of every scale cell
+        //    of that k-atom's columns. The last k-tile may hold fewer than 8 steps (K is a multiple of
+        //    32; TMA zero-fills the rest of the tile).
+        for (int h = 0; h < kKAtoms; ++h) {
+          ptx::tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(tmem + sfa_column(slot) + uint32_t(h * kSfColumnsPerAtom),
+                                                         tc::sf_atom_descriptor(ptx::smem_addr(buf.sfa[h])));
+          for (int t = 0; t < kSfbAtoms; ++t)
+            ptx::tcgen05_cp_32x128b_warpx4_warp<kCtaGroup>(
+                tmem + sfb_column(slot) + uint32_t(h * kSfbColumnsPerKAtom + t * kSfColumnsPerAtom),
+                tc::sf_atom_descriptor(ptx::smem_addr(buf.sfb[h] + t * kSfBlockBytes)));
+        }
         const int steps = min(kStepsPerTile, (K - kt * kTileK) / kMmaK);
-#pragma unroll  // a full k-tile is straight-line code: cp SFA, cp SFB, 4 x mma in the SASS
+#pragma unroll  // a full k-tile is straight-line code: 6 cp, 8 x mma in the SASS
         for (int j = 0; j < kStepsPerTile; ++j) {
           if (j >= steps) break;
-          ptx::tcgen05_mma_mxf8f6f4_warp<kCtaGroup>(tmem + d_column(acc), operand_descriptor(buf.a, j),
-                                                    operand_descriptor(buf.b, j),
-                                                    instr_descriptor(sched.a_type, sched.b_type, j),
-                                                    tmem + sfa_column(slot), tmem + sfb_column(slot), kt > 0 || j > 0);
+          const int h = j / kStepsPerAtom, step = j % kStepsPerAtom;
+          ptx::tcgen05_mma_mxf8f6f4_warp<kCtaGroup>(
+              tmem + d_column(acc), operand_descriptor(buf.a[h], step), operand_descriptor(buf.b[h], step),
+              instr_descriptor(sched.a_type, sched.b_type, step),
+              tmem + sfa_column(slot) + uint32_t(h * kSfColumnsPerAtom),
+              tmem + sfb_column(slot) + uint32_t(h * kSfbColumnsPerKAtom), kt > 0 || j > 0);
         }
         // 3. Release the slot in both CTAs once these MMAs (and copies) are done.
         ptx::tcgen05_commit_multicast_warp<kCtaGroup>(&s.empty[slot], kPairMask);
@@ -503,7 +506,7 @@ inline void launch_with(const gemm::Mxfp8GemmArgs& args, cudaStream_t stream, co
 
 inline void launch(const gemm::Mxfp8GemmArgs& args, cudaStream_t stream) { launch_with(args, stream, {}); }
 
-inline constexpr gemm::StageOf kStage{"11_mxfp8", "MXFP8: MMA_N = 256, two accumulators overlapping in Tensor Memory",
+inline constexpr gemm::StageOf kStage{"11_mxfp8", "MXFP8: k-tiles of 256 values, 8 MMAs per ring slot",
                                       &launch, gemm::kUsesTcgen05};
 
 }  // namespace stage11

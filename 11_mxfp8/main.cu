@@ -1,12 +1,14 @@
 // stage11: what MXFP8 changes in stage 07's kernel (step 1: one byte per value, the k-tile of 128
 // values and its one scale atom, the four MMAs that read the four bytes of each scale cell through
 // their scale ids), then what step 2 adds (MMA_N = 256, the two accumulators sharing 128 Tensor Memory
-// columns and the barrier that makes it safe), the budgets and the schedule; then the kernel run,
+// columns and the barrier that makes it safe), the budgets, step 3's k-tiles of 256 values and the
+// schedule; then the kernel run,
 // checked and timed (EMULATED on Hopper).  ./stage11 --help for options.
 #include <cstdio>
 #include <string>
 
 #include "kernel_format.cuh"
+#include "kernel_n256.cuh"
 #include "kernel.cuh"
 
 #include "common/device_info.h"
@@ -51,43 +53,59 @@ void overlap_walkthrough() {
   section("Step 2: MMA_N = 256, two accumulators sharing 128 Tensor Memory columns");
   std::printf("  tile per pair: %d x %d (step 1: %d x %d); per k-tile each CTA loads %d rows of A and %d of B, SFA's\n"
               "  atom and SFB's %d atoms; one MMA of N = %d does the work of two of N = %d\n",
-              stage11::kBM, stage11::kBN, stage11_format::kBM, stage11_format::kBN, stage11::kCtaM,
-              stage11::kBRowsPerCta, stage11::kSfbAtoms, stage11::kBN, stage11_format::kBN);
+              stage11_n256::kBM, stage11_n256::kBN, stage11_format::kBM, stage11_format::kBN, stage11_n256::kCtaM,
+              stage11_n256::kBRowsPerCta, stage11_n256::kSfbAtoms, stage11_n256::kBN, stage11_format::kBN);
   std::printf("  two accumulators of %d columns and %d slots x %d scale columns = %d > %u columns: they must share\n",
-              stage11::kBN, stage11::kSlots, stage11::kSfColumnsPerSlot,
-              2 * stage11::kBN + stage11::kSlots * stage11::kSfColumnsPerSlot, stage11::kTmemColumns);
-  for (int acc = 0; acc < stage11::kAccBuffers; ++acc)
+              stage11_n256::kBN, stage11_n256::kSlots, stage11_n256::kSfColumnsPerSlot,
+              2 * stage11_n256::kBN + stage11_n256::kSlots * stage11_n256::kSfColumnsPerSlot, stage11_n256::kTmemColumns);
+  for (int acc = 0; acc < stage11_n256::kAccBuffers; ++acc)
     std::printf("  accumulator %d: columns %3u..%3u, shared half: columns %3u..%3u (its %s half)\n", acc,
-                stage11::d_column(acc), stage11::d_column(acc) + stage11::kBN - 1,
-                stage11::d_column(acc) + uint32_t(stage11::shared_half(acc) * stage11::kHalfColumns),
-                stage11::d_column(acc) + uint32_t(stage11::shared_half(acc) * stage11::kHalfColumns) + stage11::kHalfColumns - 1,
-                stage11::shared_half(acc) ? "second" : "first");
+                stage11_n256::d_column(acc), stage11_n256::d_column(acc) + stage11_n256::kBN - 1,
+                stage11_n256::d_column(acc) + uint32_t(stage11_n256::shared_half(acc) * stage11_n256::kHalfColumns),
+                stage11_n256::d_column(acc) + uint32_t(stage11_n256::shared_half(acc) * stage11_n256::kHalfColumns) + stage11_n256::kHalfColumns - 1,
+                stage11_n256::shared_half(acc) ? "second" : "first");
   std::printf("  the protocol, unit n in accumulator n %% 2:\n"
               "    epilogue warp: wait acc_full[n %% 2]; tcgen05.ld the shared half, wait::ld, fence::before_thread_sync,\n"
               "                   arrive on the leader's overlap_free (%d arrivals a unit); then load and store the other half\n"
               "    MMA warp:      before unit n > 0, wait overlap_free for phase n - 1 (parity (n - 1) & 1): every\n"
               "                   epilogue warp has read unit n - 1's shared half, and (reading units in order) all of unit n - 2\n",
-              stage11::kCtaGroup * stage11::kEpilogueWarps);
+              stage11_n256::kCtaGroup * stage11_n256::kEpilogueWarps);
 }
 
 void budget_walkthrough() {
   section("Tensor Memory (each CTA; 512 columns) and shared memory: step 2 (step 1)");
-  std::printf("  accumulators: %d columns (step 1: %d)\n", stage11::kAccColumns, stage11_format::kAccColumns);
+  std::printf("  accumulators: %d columns (step 1: %d)\n", stage11_n256::kAccColumns, stage11_format::kAccColumns);
   std::printf("  scales: %d slots x %d columns from column %u = %d columns (step 1: %d x %d); used %d of %u\n",
-              stage11::kSlots, stage11::kSfColumnsPerSlot, stage11::sfa_column(0),
-              stage11::kSlots * stage11::kSfColumnsPerSlot, stage11_format::kSlots, stage11_format::kSfColumnsPerSlot,
-              stage11::kTmemColumnsUsed, stage11::kTmemColumns);
+              stage11_n256::kSlots, stage11_n256::kSfColumnsPerSlot, stage11_n256::sfa_column(0),
+              stage11_n256::kSlots * stage11_n256::kSfColumnsPerSlot, stage11_format::kSlots, stage11_format::kSfColumnsPerSlot,
+              stage11_n256::kTmemColumnsUsed, stage11_n256::kTmemColumns);
   std::printf("  a slot: A %d B + B %d B + SFA %d B + SFB %d B = %d B (step 1: %d; stage 07: 28672)\n",
-              stage11::kPackedTileBytes, stage11::kBBytes, stage11::kSfBlockBytes,
-              stage11::kSfBlockBytes * stage11::kSfbAtoms, int(sizeof(stage11::Slot)), int(sizeof(stage11_format::Slot)));
-  std::printf("  slots: %d by shared memory, %d by Tensor Memory -> %d (step 1: %d)\n", stage11::kSlotsBySmem,
-              stage11::kSlotsByTmem, stage11::kSlots, stage11_format::kSlots);
+              stage11_n256::kPackedTileBytes, stage11_n256::kBBytes, stage11_n256::kSfBlockBytes,
+              stage11_n256::kSfBlockBytes * stage11_n256::kSfbAtoms, int(sizeof(stage11_n256::Slot)), int(sizeof(stage11_format::Slot)));
+  std::printf("  slots: %d by shared memory, %d by Tensor Memory -> %d (step 1: %d)\n", stage11_n256::kSlotsBySmem,
+              stage11_n256::kSlotsByTmem, stage11_n256::kSlots, stage11_format::kSlots);
   std::printf("  shared memory: %d B with staging, barriers and alignment; + %d B kept for static shared memory = %d B\n"
               "  of the %d B a block may use\n",
-              stage11::kSmemBytes, stage11::kStaticSmemMargin, stage11::kSmemBytes + stage11::kStaticSmemMargin,
-              stage11::kSmemPerBlock);
+              stage11_n256::kSmemBytes, stage11_n256::kStaticSmemMargin, stage11_n256::kSmemBytes + stage11_n256::kStaticSmemMargin,
+              stage11_n256::kSmemPerBlock);
   std::printf("  epilogue: 64-byte staging rows = %d FP32 or %d BF16 columns a TMA store box\n",
-              stage11::kSubTileCols<float>, stage11::kSubTileCols<__nv_bfloat16>);
+              stage11_n256::kSubTileCols<float>, stage11_n256::kSubTileCols<__nv_bfloat16>);
+}
+
+void bk256_walkthrough() {
+  section("Step 3: k-tiles of 256 values, 8 MMAs per ring slot");
+  std::printf("  a k-tile: %d swizzle rows of 128 bytes (k-atoms) of A and of B, each its own TMA box, and %d scale atoms\n"
+              "  of SFA and of each SFB row block; MMA step j reads k-atom j / 4 at byte 32 (j %% 4) and scale id j %% 4\n",
+              stage11::kKAtoms, stage11::kKAtoms);
+  std::printf("  a slot: %d B (step 2: %d B): %d slots by shared memory, %d by Tensor Memory -> %d (step 2: %d)\n",
+              int(sizeof(stage11::Slot)), int(sizeof(stage11_n256::Slot)), stage11::kSlotsBySmem, stage11::kSlotsByTmem,
+              stage11::kSlots, stage11_n256::kSlots);
+  std::printf("  the ring holds %d values of k (step 2: %d); per %d values of k the MMA warp waits on one full barrier\n"
+              "  and commits once (step 2: %d times each)\n",
+              stage11::kSlots * stage11::kTileK, stage11_n256::kSlots * stage11_n256::kTileK, stage11::kTileK,
+              stage11::kTileK / stage11_n256::kTileK);
+  std::printf("  Tensor Memory: %d accumulator columns + %d slots x %d scale columns = %d of %u\n", stage11::kAccColumns,
+              stage11::kSlots, stage11::kSfColumnsPerSlot, stage11::kTmemColumnsUsed, stage11::kTmemColumns);
   gemm::program::print_resources("mxfp8_tcgen05_gemm<TMA store, FP32>",
                                  reinterpret_cast<const void*>(&stage11::mxfp8_tcgen05_gemm<true, float>),
                                  stage11::kThreads, stage11::kSmemBytes);
@@ -130,6 +148,7 @@ int main(int argc, char** argv) {
   format_walkthrough(opts);
   overlap_walkthrough();
   budget_walkthrough();
+  bk256_walkthrough();
   schedule_walkthrough(opts);
   gemm::program::section("Run, check, time (FP32 C from E4M3 x E4M3)");
   const auto result = gemm::program::run_and_check(stage11::kStage, opts);

@@ -1,12 +1,15 @@
-// Both steps of stage 11 (kernel_format.cuh, kernel.cuh) against the CPU reference: the MXFP8 kind's
-// cases (tails, L > 1, the layout tier whose 17 scale exponents per block make a wrong scale byte or
-// atom fail, BF16 output, E5M2 operands), every boundary of each step's tile (256 x 128, 256 x 256), a
-// K sweep through each ring, forced schedules that reuse both overlapping accumulators many times, and
-// both epilogue paths for both outputs with C's neighbourhood guarded. On Hopper the tcgen05
+// The three steps of stage 11 (kernel_format.cuh, kernel_n256.cuh, kernel.cuh) against the CPU reference:
+// the MXFP8 kind's cases (tails, L > 1, the layout tier whose 17 scale exponents per block make a wrong
+// scale byte or atom fail, BF16 output, E5M2 operands), every boundary of each step's tile (256 x 128,
+// 256 x 256; k-tiles of 128 and 256), a K sweep through each ring, forced schedules that reuse both
+// overlapping accumulators many times, and both epilogue paths for both outputs with C's neighbourhood
+// guarded. On Hopper the tcgen05
 // instructions run through the emulator, under the protocol checker.
 #include "kernel_format.cuh"
+#include "kernel_n256.cuh"
 #include "kernel.cuh"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,7 @@ using gemm::Mxfp8Types;
 using gemm::Tier;
 using gemm::testing::GemmCase;
 constexpr gemm::testing::Tile kTileFormat{stage11_format::kBM, stage11_format::kBN, stage11_format::kTileK};
+constexpr gemm::testing::Tile kTileN256{stage11_n256::kBM, stage11_n256::kBN, stage11_n256::kTileK};
 constexpr gemm::testing::Tile kTile{stage11::kBM, stage11::kBN, stage11::kTileK};
 constexpr Mxfp8Types kFp32{};
 constexpr Mxfp8Types kBf16{Mxfp8Output::kBf16, Mxfp8Element::kE4M3, Mxfp8Element::kE4M3};
@@ -35,9 +39,13 @@ std::vector<GemmCase> cases(gemm::testing::Tile tile, int slots) {
   for (int M : {1, 127, 128, 129, 255, 256, 257})
     for (int N : {1, 16, 17, 127, 128, 129, 255, 256, 257, 384, 511, 513})
       c.push_back(mx_case("tail", Tier::kExact, M, N, 160));
-  // K through the ring: one step, a partial tile, whole tiles, one round of the slots and past it.
+  // K through the ring: one step, a partial tile (for k-tiles of 256: one whose second swizzle row is
+  // empty, one that ends in it), whole tiles, one round of the slots and past it.
   const int T = tile.k, S = slots;
-  for (int K : {32, 64, 96, T, S * T, (S + 1) * T + 32, 3 * S * T + 96})
+  std::vector<int> ks;
+  for (int K : {32, 64, 96, T / 2 + 32, T, S * T, (S + 1) * T + 32, 3 * S * T + 96})
+    if (std::find(ks.begin(), ks.end(), K) == ks.end()) ks.push_back(K);  // k-tiles of 128: T / 2 + 32 is 96 again
+  for (int K : ks)
     for (Tier tier : {Tier::kExact, Tier::kLayout, Tier::kRealistic}) c.push_back(mx_case("pipeline", tier, 130, 260, K));
   for (int K : {32, 96, S * T + 32}) c.push_back(mx_case("pipeline_bf16", Tier::kLayout, 130, 260, K, 1, kBf16));
   // An M = 128 shape with a long K: fewer tiles than the pairs of any GPU.
@@ -47,6 +55,8 @@ std::vector<GemmCase> cases(gemm::testing::Tile tile, int slots) {
 
 GEMM_STAGE_TESTS(Mxfp8Format, stage11_format::kStage, stage11_format::launch, cases(kTileFormat, stage11_format::kSlots),
                  kTileFormat)
+GEMM_STAGE_TESTS(Mxfp8GemmN256, stage11_n256::kStage, stage11_n256::launch, cases(kTileN256, stage11_n256::kSlots),
+                 kTileN256)
 GEMM_STAGE_TESTS(Mxfp8Gemm, stage11::kStage, stage11::launch, cases(kTile, stage11::kSlots), kTile)
 
 // ---- Forced schedules ---------------------------------------------------------------------------------
@@ -54,7 +64,9 @@ GEMM_STAGE_TESTS(Mxfp8Gemm, stage11::kStage, stage11::launch, cases(kTile, stage
 template <int kPairs>
 void format_pairs(const gemm::Mxfp8GemmArgs& a, cudaStream_t s) { stage11_format::launch_with(a, s, {kPairs, {}}); }
 template <int kPairs>
-void n256_pairs(const gemm::Mxfp8GemmArgs& a, cudaStream_t s) { stage11::launch_with(a, s, {kPairs, {}}); }
+void n256_pairs(const gemm::Mxfp8GemmArgs& a, cudaStream_t s) { stage11_n256::launch_with(a, s, {kPairs, {}}); }
+template <int kPairs>
+void bk256_pairs(const gemm::Mxfp8GemmArgs& a, cudaStream_t s) { stage11::launch_with(a, s, {kPairs, {}}); }
 
 struct ForcedCase {
   const char* name;
@@ -79,7 +91,13 @@ INSTANTIATE_TEST_SUITE_P(
         ForcedCase{"n256_two_pairs_many_units", n256_pairs<2>, mx_case("two_pairs", Tier::kRealistic, 777, 1555, 800)},
         ForcedCase{"n256_two_pairs_bf16", n256_pairs<2>, mx_case("two_pairs", Tier::kLayout, 777, 555, 800, 1, kBf16)},
         // The schedule crosses batches: 3 batches of 2 x 2 tiles over 5 pairs (step 1), 3 x 2 x 1 (step 2).
-        ForcedCase{"n256_batches_crossed", n256_pairs<5>, mx_case("batches", Tier::kLayout, 300, 200, 288, 3)}),
+        ForcedCase{"n256_batches_crossed", n256_pairs<5>, mx_case("batches", Tier::kLayout, 300, 200, 288, 3)},
+        // Step 3: the 3-slot ring wraps many times in one unit and across units; K = 800 ends in a k-tile
+        // of one step, K = 160 in a k-tile whose second swizzle row holds one step.
+        ForcedCase{"bk256_one_pair_many_units", bk256_pairs<1>, mx_case("one_pair", Tier::kExact, 1000, 1300, 800)},
+        ForcedCase{"bk256_one_pair_half_tile", bk256_pairs<1>, mx_case("one_pair_half", Tier::kLayout, 600, 700, 160)},
+        ForcedCase{"bk256_two_pairs_bf16", bk256_pairs<2>, mx_case("two_pairs", Tier::kLayout, 777, 555, 1312, 1, kBf16)},
+        ForcedCase{"bk256_batches_crossed", bk256_pairs<5>, mx_case("batches", Tier::kRealistic, 300, 200, 2336, 3)}),
     [](const ::testing::TestParamInfo<ForcedCase>& i) { return std::string(i.param.name); });
 
 // ---- Both epilogue paths, both outputs, with C's neighbourhood guarded ---------------------------------
@@ -93,6 +111,7 @@ class GpuMxfp8GemmGuards : public ::testing::TestWithParam<GuardCase> {};
 TEST_P(GpuMxfp8GemmGuards, WritesCAndNothingElse) {
   GEMM_REQUIRE_GPU();
   gemm::testing::run_case_with_guards(stage11_format::launch, GetParam().shape, kTileFormat, GetParam().c_offset);
+  gemm::testing::run_case_with_guards(stage11_n256::launch, GetParam().shape, kTileN256, GetParam().c_offset);
   gemm::testing::run_case_with_guards(stage11::launch, GetParam().shape, kTile, GetParam().c_offset);
 }
 INSTANTIATE_TEST_SUITE_P(
@@ -124,8 +143,8 @@ INSTANTIATE_TEST_SUITE_P(
 // stored before the other lanes had written): the same launcher, no step-1 launch before it in the process.
 TEST(GpuMxfp8GemmStep2Alone, Bf16EmptySharedHalfWithBatches) {
   GEMM_REQUIRE_GPU();
-  gemm::testing::run_case_with_guards(stage11::launch, mx_case("guard_tma_l2", Tier::kLayout, 300, 264, 256, 2, kBf16),
-                                      kTile, 0);
+  gemm::testing::run_case_with_guards(stage11_n256::launch,
+                                      mx_case("guard_tma_l2", Tier::kLayout, 300, 264, 256, 2, kBf16), kTileN256, 0);
 }
 
 // ---- The pieces (CPU) -------------------------------------------------------------------------------------
@@ -158,22 +177,37 @@ TEST(Mxfp8GemmLayout, BudgetsFit) {
   EXPECT_EQ(stage11_format::sfb_column(0), 260u);  // SFA's atom takes 4 columns
   EXPECT_EQ(stage11_format::sfa_column(1), 264u);
   // Step 2: 16 KB of A and of B, an atom of SFA and two of SFB (33.5 KB, kept 1024-byte aligned).
-  EXPECT_EQ(sizeof(stage11::Slot), 34816u);
-  EXPECT_EQ(stage11::kSlots, 6);
+  EXPECT_EQ(sizeof(stage11_n256::Slot), 34816u);
+  EXPECT_EQ(stage11_n256::kSlots, 6);
+  EXPECT_LE(stage11_n256::kSmemBytes + stage11_n256::kStaticSmemMargin, stage11_n256::kSmemPerBlock);
+  EXPECT_LE(stage11_n256::kTmemColumnsUsed, 512);
+  // Step 3: twice step 2's data (67 KB, no padding); 3 slots by shared memory (5 would fit Tensor Memory).
+  EXPECT_EQ(sizeof(stage11::Slot), 68608u);
+  EXPECT_EQ(stage11::kSlotTmaBytes, int(sizeof(stage11::Slot)));
+  EXPECT_EQ(stage11::kSlotsBySmem, 3);
+  EXPECT_EQ(stage11::kSlotsByTmem, 5);
+  EXPECT_EQ(stage11::kSlots, 3);
+  EXPECT_EQ(stage11::kSlots * stage11::kTileK, stage11_n256::kSlots * stage11_n256::kTileK);  // the same 768 values
   EXPECT_LE(stage11::kSmemBytes + stage11::kStaticSmemMargin, stage11::kSmemPerBlock);
-  EXPECT_LE(stage11::kTmemColumnsUsed, 512);
+  // Each slot's 24 scale columns: SFA's two k-atoms, then SFB's two k-atoms of two row blocks each.
+  EXPECT_EQ(stage11::sfa_column(0), 384u);
+  EXPECT_EQ(stage11::sfb_column(0), 392u);
+  EXPECT_EQ(stage11::sfa_column(1), 408u);
+  EXPECT_EQ(stage11::kTmemColumnsUsed, 384 + 3 * 24);
 }
 
 // Step 2's accumulators share 128 columns: two of 256 would leave no room for the scales. Accumulator 0's
 // second half and accumulator 1's first half are the same columns, which the epilogue reads first.
 TEST(Mxfp8GemmLayout, AccumulatorsOverlapByOneHalf) {
-  EXPECT_EQ(stage11::kAccColumns, 384);
-  EXPECT_EQ(stage11::d_column(0), 0u);
-  EXPECT_EQ(stage11::d_column(1), 128u);
-  EXPECT_EQ(stage11::d_column(0) + uint32_t(stage11::shared_half(0) * stage11::kHalfColumns),
-            stage11::d_column(1) + uint32_t(stage11::shared_half(1) * stage11::kHalfColumns));
-  EXPECT_EQ(stage11::sfa_column(0), 384u);  // the scales start after both accumulators
-  EXPECT_GT(2 * stage11::kBN + stage11::kSlots * stage11::kSfColumnsPerSlot, 512);  // why they must overlap
+  namespace s2 = stage11_n256;
+  EXPECT_EQ(s2::kAccColumns, 384);
+  EXPECT_EQ(s2::d_column(0), 0u);
+  EXPECT_EQ(s2::d_column(1), 128u);
+  EXPECT_EQ(s2::d_column(0) + uint32_t(s2::shared_half(0) * s2::kHalfColumns),
+            s2::d_column(1) + uint32_t(s2::shared_half(1) * s2::kHalfColumns));
+  EXPECT_EQ(s2::sfa_column(0), 384u);  // the scales start after both accumulators
+  EXPECT_GT(2 * s2::kBN + s2::kSlots * s2::kSfColumnsPerSlot, 512);  // why they must overlap
+  EXPECT_EQ(stage11::kAccColumns, s2::kAccColumns);  // step 3 keeps the overlap
 }
 
 // MMA step j of a k-tile reads byte j of each scale cell: the descriptor's two scale ids, and nothing
@@ -182,7 +216,7 @@ TEST(Mxfp8GemmDescriptor, StepSelectsTheScaleByte) {
   namespace tc = gemm::tcgen05;
   for (uint32_t a : {tc::kMxTypeE4M3, tc::kMxTypeE5M2})
     for (uint32_t b : {tc::kMxTypeE4M3, tc::kMxTypeE5M2})
-      for (int j = 0; j < stage11::kStepsPerTile; ++j) {
+      for (int j = 0; j < stage11::kStepsPerAtom; ++j) {  // step 3: the 4 steps of each k-atom
         const auto d = tc::decode_mxf8f6f4_instr_descriptor(stage11::instr_descriptor(a, b, j));
         EXPECT_EQ(d.sfa_id, uint32_t(j));
         EXPECT_EQ(d.sfb_id, uint32_t(j));

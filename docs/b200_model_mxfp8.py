@@ -12,8 +12,9 @@ project; no GPU is involved.
                                               11_mxfp8/README.md; print the page's block.
     python3 docs/b200_model_mxfp8.py --check  consistency checks (every bound >= SOL, the method reproduces
                                               docs/b200_model.py's stage 06/07 bounds with NVFP4's parameters, the
-                                              model's steps 1 and 2 are 11_mxfp8/kernel_format.cuh's and kernel.cuh's
-                                              tiling (tile, BK, slots, TMEM columns), every step fits Tensor Memory
+                                              model's steps 1, 2 and 3 are 11_mxfp8/kernel_format.cuh's,
+                                              kernel_n256.cuh's and kernel.cuh's tiling (tile, BK, MMAs per k-tile,
+                                              slots, TMEM columns, slot bytes), every step fits Tensor Memory
                                               and shared memory, the tile orders cover every tile once,
                                               no measured figure beats its bound, hand-worked values), and that the
                                               committed JSON, the page's block and the README's block are current;
@@ -26,14 +27,19 @@ tiles in rounds of 74, the epilogue behind the next tile's MMAs, min bytes at 8 
       2-CTA kernel, a 256 x 128 tile per CTA pair, k-tiles of 128 values (128 bytes), 4 MMAs of K = 32 per k-tile,
       8 ring slots of 25 KB, 2 TMEM accumulators of 128 columns (256 columns), TMA-store epilogue, unit u on pair
       u mod 74, tile-rows rasterised in groups of 8.
-  step 2 (kernel.cuh), built, 11_mxfp8/kernel.cuh (namespace stage11): step 1 with MMA_N = 256, a 256 x 256 tile
-      per pair, two 256-column accumulators overlapping by 128 TMEM columns (384 columns) so that the scale columns
-      still fit, 6 ring slots of 34 KB (33.5 KB brought by TMA), BK 128, the TMA-store epilogue reading each unit
-      in two halves of 128 columns, the shared half first.
-  step 3, not built: step 2 + the tile order for the large shapes (a Hilbert curve where the tile grid is a square
-      power of two and M, N >= 8192) + BK = 256 (8 MMAs per k-tile).
+  step 2 (kernel_n256.cuh), built, 11_mxfp8/kernel_n256.cuh (namespace stage11_n256): step 1 with MMA_N = 256, a
+      256 x 256 tile per pair, two 256-column accumulators overlapping by 128 TMEM columns (384 columns) so that the
+      scale columns still fit, 6 ring slots of 34 KB (33.5 KB brought by TMA), BK 128, the TMA-store epilogue
+      reading each unit in two halves of 128 columns, the shared half first.
+  step 3 (kernel.cuh), built, 11_mxfp8/kernel.cuh (namespace stage11): step 2 with k-tiles of 256 values: two
+      128-byte swizzle rows ("k-atoms") of A and of B a k-tile, each its own TMA box, two scale atoms of SFA and
+      of each SFB row block, 8 MMAs per k-tile; 3 ring slots of 67 KB (no padding; the ring holds the same 768
+      values of k as step 2's), 24 scale columns a slot beside the 384 accumulator columns; the same tile order.
 
-The step numbers are those of 11_mxfp8/README.md's step table (steps 1 and 2); step 3 is not in it.
+The step numbers are those of 11_mxfp8/README.md's step table. The Hilbert tile order the seed added (its steps 6
+and up) is not built: the model's L2 estimate (the page's tile-order table) gives the groups of 8 tile-rows of
+steps 1-3 7% more DRAM bytes than Hilbert at 16384^3 and, at 8192^3, where the two differ more, a DRAM time under a
+third of the MMA time; no bound depends on the order.
 
 The published figures come from docs/b200_model.py (imported, not restated). The dense MXFP8 rate is ASSUMED to be
 half the dense NVFP4 rate (see MXFP8_DENSE_FLOPS).
@@ -53,7 +59,8 @@ JSON_OUT = ROOT / "docs" / "data" / "b200_model_mxfp8.json"
 README = ROOT / "11_mxfp8" / "README.md"
 PAGE = ROOT / "docs" / "b200_model_mxfp8.md"
 KERNEL_FORMAT = ROOT / "11_mxfp8" / "kernel_format.cuh"  # step 1
-KERNEL = ROOT / "11_mxfp8" / "kernel.cuh"                # step 2
+KERNEL_N256 = ROOT / "11_mxfp8" / "kernel_n256.cuh"      # step 2
+KERNEL = ROOT / "11_mxfp8" / "kernel.cuh"                # step 3
 BEGIN, END = "<!-- mxfp8-model:begin -->", "<!-- mxfp8-model:end -->"                  # in README: the short block
 PAGE_BEGIN, PAGE_END = "<!-- mxfp8-model-page:begin -->", "<!-- mxfp8-model-page:end -->"  # in PAGE: the whole model
 TITLE = "B200 MODEL of stage 11 (predicted lower bounds from published peak figures; not measured)"
@@ -81,11 +88,11 @@ FIGURES["mxfp8_dense_flops"] = dict(
 FIGURES["per_sm_flops"] = dict(value=PER_SM_FLOPS, what="mxfp8_dense_flops / sms: an even share per SM (assumed)",
                                source="derived")
 
-# --- Stage 11's parameters, spelled as in 11_mxfp8/kernel_format.cuh and kernel.cuh (--check compares them) -------
-# Shared by both files:
+# --- Stage 11's parameters, spelled as in 11_mxfp8/kernel_format.cuh, kernel_n256.cuh and kernel.cuh (--check
+# compares them) ---------------------------------------------------------------------------------------------------
+# Shared by the three files:
 kCtaGroup = 2     # a CTA pair issues one MMA
 kBM = 256         # rows of C per pair: M of the MMA
-kTileK = 128      # values of k per k-tile: one 128-byte swizzle row at a byte a value (steps 1, 2)
 kMmaK = MXFP8_MMA_K
 kAccBuffers = 2   # accumulators in TMEM
 kGroupM = 8       # tile-rows per rasterisation group of unit_at
@@ -93,36 +100,43 @@ kSmemPerBlock = 232448
 kStaticSmemMargin = 2048
 kEpilogueWarps, kStagingBuffers, kStagingBytes = 4, 2, 32 * 64
 kTmemColumns = 512
-MODEL_CONSTANTS = dict(kCtaGroup=kCtaGroup, kBM=kBM, kTileK=kTileK, kMmaK=kMmaK, kAccBuffers=kAccBuffers,
+MODEL_CONSTANTS = dict(kCtaGroup=kCtaGroup, kBM=kBM, kMmaK=kMmaK, kAccBuffers=kAccBuffers,
                        kGroupM=kGroupM, kSmemPerBlock=kSmemPerBlock, kStaticSmemMargin=kStaticSmemMargin,
                        kEpilogueWarps=kEpilogueWarps, kStagingBuffers=kStagingBuffers, kStagingBytes=kStagingBytes,
                        kTmemColumns=kTmemColumns)
-# Each built step's own, as its file has them: kBN, kOverlapColumns (absent in kernel_format.cuh: 0), and what its
-# kSlots, kAccColumns and sizeof(Slot) come to (their comments and static_asserts); --check reads them from the file
-# and recomputes the slots, the slot and the TMEM columns with resources().
+# Each built step's own, as its file has them: kBN, kOverlapColumns (absent in kernel_format.cuh: 0), kTileK (values
+# of k per k-tile: 128, one 128-byte swizzle row at a byte a value, in steps 1 and 2; 256, two of them, in step 3),
+# and what its kStepsPerTile (MMAs per k-tile), kSlots, kAccColumns and sizeof(Slot) come to (their comments and
+# static_asserts); --check reads them from the file (a constant named here overrides MODEL_CONSTANTS) and recomputes
+# the MMAs, the slots, the slot and the TMEM columns with resources().
 KERNEL_FILES = {
-    "1": dict(path=KERNEL_FORMAT, namespace="stage11_format", kBN=128, kOverlapColumns=0, kSlots=8, kAccColumns=256,
-              slot_bytes=25 * 1024, slot_tma_bytes=25 * 1024),
-    "2": dict(path=KERNEL, namespace="stage11", kBN=256, kOverlapColumns=128, kSlots=6, kAccColumns=384,
-              slot_bytes=34816, slot_tma_bytes=34304),
+    "1": dict(path=KERNEL_FORMAT, namespace="stage11_format", kBN=128, kOverlapColumns=0, kTileK=128, kStepsPerTile=4,
+              kSlots=8, kAccColumns=256, slot_bytes=25 * 1024, slot_tma_bytes=25 * 1024),
+    "2": dict(path=KERNEL_N256, namespace="stage11_n256", kBN=256, kOverlapColumns=128, kTileK=128, kStepsPerTile=4,
+              kSlots=6, kAccColumns=384, slot_bytes=34816, slot_tma_bytes=34304),
+    "3": dict(path=KERNEL, namespace="stage11", kBN=256, kOverlapColumns=128, kTileK=256, kStepsPerTile=8,
+              kSlots=3, kAccColumns=384, slot_bytes=68608, slot_tma_bytes=68608),
 }
+FILE_CONSTANTS = ("kBN", "kOverlapColumns", "kTileK")  # the per-file constants kernel_facts() reads as numbers
 MX_SF_VEC, SF_ROW_BLOCK, SF_COL_BLOCK = 32, base.SF_ROW_BLOCK, base.SF_COL_BLOCK  # one UE8M0 per 32 k; 128 x 4 atoms
 
 # --- The steps ---------------------------------------------------------------------------------------------------
 # bn: the pair's tile columns (MMA_N); bk: values of k per k-tile; overlap: TMEM columns the two accumulators share;
 # order: the tile order ("group": unit_at's groups of kGroupM tile-rows; "hilbert": a Hilbert curve where the tile
-# grid is a square power of two and M, N >= HILBERT_MIN, else "group").
-# label: the step as the stage README's step table numbers it (step 3 is not in it); file: where it is built.
+# grid is a square power of two and M, N >= HILBERT_MIN, else "group"; no step is built with it, the L2 estimate
+# compares it).
+# label: the step as the stage README's step table numbers it; file: where it is built.
 STEPS = {
-    "1": dict(bn=KERNEL_FILES["1"]["kBN"], bk=kTileK, overlap=KERNEL_FILES["1"]["kOverlapColumns"], order="group",
-              built=True, file="11_mxfp8/kernel_format.cuh", label="step 1 (kernel_format.cuh)",
+    "1": dict(bn=KERNEL_FILES["1"]["kBN"], bk=KERNEL_FILES["1"]["kTileK"], overlap=KERNEL_FILES["1"]["kOverlapColumns"],
+              order="group", built=True, file="11_mxfp8/kernel_format.cuh", label="step 1 (kernel_format.cuh)",
               name="step 1 (kernel_format.cuh): 256 x 128 per pair, BK 128"),
-    "2": dict(bn=KERNEL_FILES["2"]["kBN"], bk=kTileK, overlap=KERNEL_FILES["2"]["kOverlapColumns"], order="group",
-              built=True, file="11_mxfp8/kernel.cuh", label="step 2 (kernel.cuh)",
-              name="step 2 (kernel.cuh): MMA_N 256, 256 x 256 per pair, two accumulators overlapping by 128 TMEM "
-                   "columns, BK 128"),
-    "3": dict(bn=256, bk=256, overlap=128, order="hilbert", built=False, file=None, label="step 3, not built",
-              name="step 3, not built: step 2 + Hilbert tile order for M, N >= 8192 + BK 256"),
+    "2": dict(bn=KERNEL_FILES["2"]["kBN"], bk=KERNEL_FILES["2"]["kTileK"], overlap=KERNEL_FILES["2"]["kOverlapColumns"],
+              order="group", built=True, file="11_mxfp8/kernel_n256.cuh", label="step 2 (kernel_n256.cuh)",
+              name="step 2 (kernel_n256.cuh): MMA_N 256, 256 x 256 per pair, two accumulators overlapping by 128 "
+                   "TMEM columns, BK 128"),
+    "3": dict(bn=KERNEL_FILES["3"]["kBN"], bk=KERNEL_FILES["3"]["kTileK"], overlap=KERNEL_FILES["3"]["kOverlapColumns"],
+              order="group", built=True, file="11_mxfp8/kernel.cuh", label="step 3 (kernel.cuh)",
+              name="step 3 (kernel.cuh): step 2 with k-tiles of 256 values (8 MMAs per slot, 3 slots of 67 KB)"),
 }
 HILBERT_MIN = 8192  # the seed applied its Hilbert order at M = N = K >= 8192 only (its steps 8 and 10)
 
@@ -205,7 +219,8 @@ def persistent(m, n, k, bm, bn, mma_k, per_sm_flops, nbytes, tile_nbytes, bw=HBM
 
 # --- Tile orders ---------------------------------------------------------------------------------------------------
 def order_group(tiles_m, tiles_n, t):
-    """unit_at() of 11_mxfp8/kernel_format.cuh and kernel.cuh (one batch), line by line: tile t -> (tile-row, tile-column)."""
+    """unit_at() of 11_mxfp8/kernel_format.cuh, kernel_n256.cuh and kernel.cuh (one batch), line by line: tile t ->
+    (tile-row, tile-column)."""
     first_m = t // (kGroupM * tiles_n) * kGroupM
     rows_in_group = min(tiles_m - first_m, kGroupM)
     in_group = t % (kGroupM * tiles_n)
@@ -277,12 +292,13 @@ def l2_lru_bytes(m, n, k, c_bytes, bm, bn, order, capacity=None):
 
 # --- Per-step resources (no term of the bound): slots, TMEM, shared-memory traffic --------------------------------
 def resources(st):
-    """The ring and Tensor Memory of a step, with the formulas of 11_mxfp8/kernel_format.cuh and kernel.cuh: a slot holds one k-tile per CTA
-    (A 128 rows, B bn/2 rows, one byte a value; one 512-byte scale atom per 128 rows and 128 values of k, SFB for all
-    bn rows in each CTA); slots = min(those shared memory holds, those whose scale columns fit beside the
+    """The ring and Tensor Memory of a step, with the formulas of 11_mxfp8/kernel_format.cuh, kernel_n256.cuh and
+    kernel.cuh: a slot holds one k-tile per CTA (A 128 rows, B bn/2 rows, one byte a value, bk / 128 k-atoms of a
+    128-byte swizzle row each; one 512-byte scale atom per 128 rows and k-atom, SFB for all bn rows in each CTA, 4
+    TMEM columns an atom); slots = min(those shared memory holds, those whose scale columns fit beside the
     accumulators in 512 TMEM columns)."""
     bn, bk = st["bn"], st["bk"]
-    atoms_k = bk // (MX_SF_VEC * SF_COL_BLOCK)          # scale atoms along k per k-tile
+    atoms_k = bk // (MX_SF_VEC * SF_COL_BLOCK)          # k-atoms (128 values: one swizzle row, one scale atom)
     a, b = (kBM // kCtaGroup) * bk, (bn // kCtaGroup) * bk
     sfa, sfb = 512 * atoms_k, 512 * atoms_k * (bn // SF_ROW_BLOCK)
     slot = round_up(a + b + sfa + sfb, 1024)            # alignas(1024) tiles: the struct is a multiple of 1024
@@ -388,8 +404,9 @@ def figures_paragraph():
             f"= {PAIRS} pairs. The dense MXFP8 rate is **assumed** half the NVFP4 rate, "
             f"{MXFP8_DENSE_FLOPS / 1e15:g} PFLOP/s ({PER_SM_FLOPS / 1e12:.1f} TFLOP/s per SM): `kind::mxf8f6f4` does "
             "K = 32 per instruction where `kind::mxf4nvf4` does K = 64 at the same instruction shape, taken to cost "
-            "the same time. Times in microseconds. Steps 1 and 2 are the stage as built (`kernel_format.cuh`, "
-            "`kernel.cuh`; the stage README's step table); step 3 is **not built**.")
+            "the same time. Times in microseconds. Steps 1, 2 and 3 are the stage as built (`kernel_format.cuh`, "
+            "`kernel_n256.cuh`, `kernel.cuh`: the stage README's step table); the Hilbert tile order of the seed's "
+            "later steps is not built.")
 
 
 def ladder_table(results, meas):
@@ -423,6 +440,7 @@ def readme_block(results, meas):
     by = {(x["who"], x["M"]): x for x in meas}
     a0 = [by[("seed step 0", m)]["of_bound"] for m, _, _ in SQUARES]
     b1 = [by[(f"seed step {s}", m)]["of_bound"] for s in ("1", "2") for m, _, _ in SQUARES]
+    c3 = [by[(f"seed step {s}", m)]["of_bound"] for s in ("3", "4", "5") for m, _, _ in SQUARES]
     r4 = next(r for r in results if (r["M"], r["c_bytes"]) == (4096, 4))["steps"]
     lines = ["**B200 MODEL of stage 11: predicted lower bounds, not measured**; the dense MXFP8 rate **assumed** "
              f"half the NVFP4 rate ({MXFP8_DENSE_FLOPS / 1e15:g} PFLOP/s).", "",
@@ -430,12 +448,15 @@ def readme_block(results, meas):
              "B200 with FP32 C, not by this project; in brackets, the share of the step's bound):", ""]
     lines += ladder_table(results, meas)
     lines += ["", f"Step 1 (`kernel_format.cuh`) and the seed's step 0 share a tile (256 x 128 per pair, BK 128), so "
-                  f"a bound: the seed measured {pct(min(a0))[:-1]}-{pct(max(a0))} of it; step 2 (`kernel.cuh`) and "
-                  f"the seed's steps 1-2 share one too (256 x 256, BK 128): {pct(min(b1))[:-1]}-{pct(max(b1))}. "
+                  f"a bound: the seed measured {pct(min(a0))[:-1]}-{pct(max(a0))} of it; step 2 (`kernel_n256.cuh`) "
+                  f"and the seed's steps 1-2 share one too (256 x 256, BK 128): {pct(min(b1))[:-1]}-{pct(max(b1))}; "
+                  "step 3 (`kernel.cuh`) and the seed's steps 3-5 share tile, BK 256 and 128 shared accumulator "
+                  "columns (the seed's in the plain row order, with `st.global` stores): "
+                  f"{pct(min(c3))[:-1]}-{pct(max(c3))}. "
                   "Steps 2 and 3 gain nothing in the bound (step 2's is "
                   f"{pct(r4['2']['t_tensor'] / r4['1']['t_tensor'] - 1)} higher at 4096^3: fewer, longer tiles fill "
-                  "the rounds worse); what they bought the seed lies outside it: fewer shared-memory bytes, MMA "
-                  "instructions and ring round trips per FLOP, more L2 hits.", "",
+                  "the rounds worse; step 3's equals step 2's: BK is no term of it); what they bought the seed lies "
+                  "outside it: fewer shared-memory bytes, MMA instructions and ring round trips per FLOP.", "",
               f"The full model (bounds per shape, what each step changes that the bound does not see, the tile "
               f"order, how it counts): [docs/b200_model_mxfp8.md](../docs/b200_model_mxfp8.md).", ""]
     return "\n".join(lines) + "\n"
@@ -469,6 +490,7 @@ def page_block(results, meas):
     bf = next(r for r in results if r["c_bytes"] == 2)
     a0 = [by[("seed step 0", m)] for m, _, _ in SQUARES]
     b1 = [by[("seed step 1", m)] for m, _, _ in SQUARES]
+    c3 = [by[("seed step 3", m)] for m, _, _ in SQUARES]
     lines += ["", "## The model beside the measured ladder", "",
               "TFLOP/s = 2MNK / time; measured on a B200 at 1000 W with FP32 C by the MXFP8 worklog stage 11 follows "
               "(seed 003, D. Vega-Myhre, code `danielvegamyhre/gemm` `blackwell/mxfp8`), not by this project. A "
@@ -480,11 +502,20 @@ def page_block(results, meas):
                          f"{1 / x['of_bound']:.1f}x the bound's time)" for x in xs)
     lines += ["", "Step 1 (`kernel_format.cuh`) and the seed's step 0 have the same tile (256 x 128 per pair, BK 128, "
                   "74 persistent pairs, two accumulators), so the same bound: the seed measured " + against(a0)
-              + f" at {', '.join(f'{m}^3' for m, _, _ in SQUARES)}. Step 2 (`kernel.cuh`) and the seed's step 1 "
+              + f" at {', '.join(f'{m}^3' for m, _, _ in SQUARES)}. Step 2 (`kernel_n256.cuh`) and the seed's step 1 "
               "have the same tile too (256 x 256 per pair, BK 128, two 256-column accumulators sharing 128 TMEM "
               "columns): " + against(b1) + ". They differ in what the model leaves out (the seed's steps 0 and 1 "
               "store C with `st.global`, in the plain row order; steps 1 and 2 with TMA stores, in groups of 8 "
               "tile-rows, step 2 reading each unit in two halves of 128 columns, the shared half first).",
+              "",
+              "Step 3 (`kernel.cuh`) is closest to the seed's step 3, BK 256 on its step 2: the same tile, BK 256 and "
+              "128 shared TMEM columns, with the plain row order and `st.global` stores where step 3 keeps the "
+              "groups of 8 tile-rows and the TMA stores: " + against(c3) + ". The seed's steps 4 and 5 add the TMA "
+              "multicast of SFB to both CTAs (in step 3 each CTA loads its own copy) and static register indexing; "
+              "steps 6-10 add the Hilbert order (at every shape in steps 6-7, at 8192^3 and up in steps 8-10; not "
+              "built here) and a TMA-store epilogue (step 9; in step 10 at 8192^3 and up only), which step 3 uses at "
+              "every shape here; step 11 shares 64 accumulator columns instead of 128. None of these is a term of "
+              "the bound, so the seed's steps 3-11 all stand against step 3's, which equals step 2's.",
               "",
               f"BF16 C, {shape_text(bf)}: FlashInfer `mm_mxfp8` (CUTLASS, autotuned; flashinfer-ai/flashinfer PR "
               f"#2464) measured {fi['tflops']:.0f} TFLOP/s ({FLASHINFER['median_ms']} ms), {pct(fi['of_sol'])} of "
@@ -509,20 +540,26 @@ def page_block(results, meas):
               f"The DRAM bytes if L2 ({L2_BYTES / 1e6:.0f} MB, the worklog's figure) kept whole panels of A and B in "
               "least-recently-used order while the tiles run in the order's sequence (C passing through it), in MB "
               "and at 8 TB/s, beside the step's T_tensor:", "",
-              "| shape, C | tile | min bytes | row by row (the seed's steps 0-5) | groups of 8 tile-rows (this "
-              "stage: steps 1, 2) | Hilbert (the seed's steps 6+; step 3) | T_tensor |", "|---|---|---|---|---|---|---|"]
+              "| shape, C | tile (steps) | min bytes | row by row (the seed's steps 0-5) | groups of 8 tile-rows (this "
+              "stage: steps 1-3) | Hilbert (the seed's steps 6 and up; not built) | T_tensor |",
+              "|---|---|---|---|---|---|---|"]
     for r in results:
-        for key in ("1", "2"):
+        for key in ("1", "2"):  # one row per tile: step 3's is step 2's
+            same = [k for k, st in STEPS.items() if st["bn"] == STEPS[key]["bn"]]
             d = r["bytes_l2_lru_by_order"]
 
             def cell(o):
                 v = d.get(f"{key}_{o}")
                 return "-" if v is None else f"{v / 1e6:.0f} MB, {us(v / HBM_BYTES_PER_S)} us"
-            lines.append(f"| {shape_text(r)} | {kBM} x {STEPS[key]['bn']} | {r['min_bytes'] / 1e6:.0f} MB | "
+            lines.append(f"| {shape_text(r)} | {kBM} x {STEPS[key]['bn']} ({', '.join(same)}) | "
+                         f"{r['min_bytes'] / 1e6:.0f} MB | "
                          f"{cell('row_major')} | {cell('group')} | {cell('hilbert')} | {us(r['steps'][key]['t_tensor'])} us |")
 
     q = {(r["M"], r["c_bytes"]): r for r in results}
-    r4, big = q[(4096, 4)], q[(16384, 4)]
+    r4, mid, big, bf16 = q[(4096, 4)], q[(8192, 4)], q[(16384, 4)], q[(8192, 2)]
+
+    def mb(r, o):
+        return f"{r['bytes_l2_lru_by_order'][f'2_{o}'] / 1e6:.0f} MB"
     lines += ["", "## How the model counts", "",
               "The method of [b200_model.md](b200_model.md)'s stages 06/07:", "",
               "- **Tensor.** A pair computes a whole 256 x BN tile over K padded to 32, at two SMs' share of the "
@@ -550,8 +587,13 @@ def page_block(results, meas):
               f"{pct(1 - res['2']['smem_bytes_per_flop'] / res['1']['smem_bytes_per_flop'])} fewer shared-memory "
               f"bytes per FLOP ({res['1']['l2_to_smem_at_peak'] / 1e12:.1f} -> "
               f"{res['2']['l2_to_smem_at_peak'] / 1e12:.1f} TB/s from L2 into shared memory at the tensor peak), and "
-              "half as many MMA instructions and ring round trips per FLOP; BK = 256 (step 3) halves the round trips "
-              "again.",
+              "half as many MMA instructions and ring round trips per FLOP. BK = 256 (step 3) changes neither the "
+              "MMAs nor the bytes, so its bound is step 2's at every shape; it halves the round trips again: "
+              f"{res['3']['mmas_per_ktile']} MMAs per full barrier, empty barrier and commit instead of "
+              f"{res['2']['mmas_per_ktile']}, in {res['3']['slots']} slots of {res['3']['slot_bytes'] / 1024:g} KB "
+              f"that hold the same {res['3']['slots'] * STEPS['3']['bk']} values of k as step 2's "
+              f"{res['2']['slots']} of {res['2']['slot_bytes'] / 1024:g} KB (a ring depth of "
+              f"{us(res['3']['ring_mma_time'])} us of MMA time either way).",
               f"- **The tile order**, in the estimate above (not a bound): at 16384^3 the plain row order would make "
               f"L2 miss so often that DRAM would take {us(big['bytes_l2_lru_by_order']['2_row_major'] / HBM_BYTES_PER_S)} "
               f"us, more than the {us(big['steps']['2']['t_tensor'])} us of step 2's MMAs, where groups of 8 tile-rows take "
@@ -560,9 +602,18 @@ def page_block(results, meas):
               "comes near the tensor time, so what Hilbert bought the worklog there (+"
               f"{pct(by[('seed step 6', 8192)]['tflops'] / by[('seed step 5', 8192)]['tflops'] - 1)} at 8192^3; its "
               "ncu: L2 hit rate 72% -> 86%) is not DRAM time in this model: the L2 -> SM path and its latency, which "
-              "no published figure bounds.",
+              "no published figure bounds. The Hilbert order is not built: steps 1-3 keep the groups of 8 tile-rows, "
+              f"whose estimate at 16384^3 is {mb(big, 'group')} against Hilbert's {mb(big, 'hilbert')} "
+              f"({pct(big['bytes_l2_lru_by_order']['2_group'] / big['bytes_l2_lru_by_order']['2_hilbert'] - 1)} more), "
+              f"at 8192^3 {mb(mid, 'group')} against {mb(mid, 'hilbert')} "
+              f"({us(mid['bytes_l2_lru_by_order']['2_group'] / HBM_BYTES_PER_S)} us against the "
+              f"{us(mid['steps']['3']['t_tensor'])} us of step 3's MMAs), and at the BF16 shape "
+              f"{mb(bf16, 'group')} against {mb(bf16, 'hilbert')}; and the worklog's gain was measured from the "
+              "plain row order (its step 5 -> 6), not from groups of tile-rows.",
               "- Measured figures bounded by a step are those of the seed steps with that step's tile and BK "
-              "(seed steps 0 -> step 1, 1-2 -> step 2, 3-11 -> step 3); cuBLAS and FlashInfer, whose tiling this model does not "
+              "(seed steps 0 -> step 1, 1-2 -> step 2, 3-11 -> step 3; of the last, the seed's step 3 is the one "
+              "closest to step 3, the others add what step 3 does not have: the SFB multicast, the Hilbert order, "
+              "the 64-column overlap); cuBLAS and FlashInfer, whose tiling this model does not "
               "know, only by SOL. `--check` fails if any measured figure exceeds its bound."]
     return "\n".join(lines) + "\n"
 
@@ -595,10 +646,11 @@ def rewrite(text, body, begin=BEGIN, end=END):
 
 # --- Checks --------------------------------------------------------------------------------------------------------
 def kernel_facts(path):
-    """What the model copies, as a built step's file (11_mxfp8/kernel_format.cuh or kernel.cuh) defines it, or None
-    without the file: the constants (a number or a product of numbers), what kSlots and kAccColumns come to (their
-    comments), the slot's size (its comment in KB; sizeof(Slot) where a static_assert states it), the bytes its
-    full barrier expects per CTA, the MMA's M and N, the raster and the pair of a unit."""
+    """What the model copies, as a built step's file (11_mxfp8/kernel_format.cuh, kernel_n256.cuh or kernel.cuh)
+    defines it, or None without the file: the constants (a number or a product of numbers), what kStepsPerTile,
+    kSlots and kAccColumns come to (their comments), the slot's size (its comment in KB; sizeof(Slot) where a
+    static_assert states it), the bytes its full barrier expects per CTA, the MMA's M and N, the raster and the pair
+    of a unit."""
     if not path.exists():
         return None
     text = path.read_text()
@@ -612,12 +664,13 @@ def kernel_facts(path):
             value *= int(factor)
         return value
 
-    def comment(name):
-        m = re.search(rf"constexpr int {name} = [^;]*;\s*// (\d+)\n", text)
+    def comment(name, then=r"\n"):
+        m = re.search(rf"constexpr int {name} = [^;]*;\s*// (\d+){then}", text)
         return int(m.group(1)) if m else None
 
-    got = {name: number(name) for name in list(MODEL_CONSTANTS) + ["kBN", "kOverlapColumns"]}
-    m = re.search(r"One slot of the ring: everything one k-tile needs\. (\d+) KB", text)
+    got = {name: number(name) for name in list(MODEL_CONSTANTS) + list(FILE_CONSTANTS)}
+    # "everything one k-tile needs. 25 KB" (steps 1, 2); "everything one k-tile needs, per k-atom h. 67 KB" (step 3)
+    m = re.search(r"One slot of the ring: everything one k-tile needs[^.]*\. (\d+) KB", text)
     slot_bytes = int(m.group(1)) * 1024 if m else None
     m = re.search(r"static_assert\(kSlotTmaBytes == (\d+) && sizeof\(Slot\) == (\d+)", text)
     slot_tma, slot_sizeof = (int(m.group(1)), int(m.group(2))) if m else (None, None)
@@ -625,7 +678,8 @@ def kernel_facts(path):
     expects = m.group(1) if m else None
     tma_bytes = {"int(sizeof(Slot))": slot_sizeof or slot_bytes, "kSlotTmaBytes": slot_tma}.get(expects)
     m = re.search(r"mxf8f6f4_instr_descriptor\(a_type, b_type, (\w+), (\w+),", text)
-    return dict(constants=got, slots=comment("kSlots"), acc_columns=comment("kAccColumns"),
+    return dict(constants=got, steps_per_tile=comment("kStepsPerTile", " MMAs per k-tile"), slots=comment("kSlots"),
+                acc_columns=comment("kAccColumns"),
                 slot_bytes=slot_sizeof or slot_bytes, tma_bytes=tma_bytes, expects=expects,
                 mma=(m.group(1), m.group(2)) if m else None,
                 namespace=re.search(r"^namespace (\w+) \{", text, re.M).group(1) if "namespace" in text else None,
@@ -676,7 +730,7 @@ def checks(results, meas):
             if r["M"] % kBM == 0 and r["N"] % 256 == 0:
                 expect(l2_lru_bytes(r["M"], r["N"], r["K"], r["c_bytes"], kBM, STEPS[o[0]]["bn"], o[2:], 1e12)
                        == r["min_bytes"], f"{w0}: an unbounded L2 does not give the min bytes ({o})")
-    # Steps 1 and 2 are their files' tiling: tile, BK, slots, TMEM columns, the slot's bytes.
+    # Steps 1, 2 and 3 are their files' tiling: tile, BK, MMAs per k-tile, slots, TMEM columns, the slot's bytes.
     res = {key: resources(st) for key, st in STEPS.items()}
     expect([key for key, st in STEPS.items() if st["built"]] == list(KERNEL_FILES), "the built steps are not the files")
     for key, want in KERNEL_FILES.items():
@@ -688,12 +742,15 @@ def checks(results, meas):
             continue
         expect(got["namespace"] == want["namespace"], f"{w}: {name}'s namespace is {got['namespace']}")
         for cname, value in got["constants"].items():
-            model_value = MODEL_CONSTANTS.get(cname, want.get(cname))
+            model_value = want.get(cname, MODEL_CONSTANTS.get(cname))  # the file's own value first
             if cname == "kOverlapColumns" and value is None:
                 value = 0  # no overlap: the file has no such constant
             expect(value == model_value, f"{w}: {cname}: the model has {model_value}, {name} {value}")
-        expect((st["bn"], st["bk"], st["overlap"]) == (want["kBN"], got["constants"]["kTileK"], want["kOverlapColumns"]),
-               f"{w}: tile, BK or overlap is not {name}'s")
+        expect((st["bn"], st["bk"], st["overlap"]) == (want["kBN"], want["kTileK"], want["kOverlapColumns"])
+               and got["constants"]["kTileK"] == want["kTileK"], f"{w}: tile, BK or overlap is not {name}'s")
+        expect(got["steps_per_tile"] == want["kStepsPerTile"] == x["mmas_per_ktile"],
+               f"{w}: MMAs per k-tile: {name} {got['steps_per_tile']}, the model {want['kStepsPerTile']}, "
+               f"recomputed {x['mmas_per_ktile']}")
         expect(got["slots"] == want["kSlots"] == x["slots"],
                f"{w}: slots: {name} {got['slots']}, the model {want['kSlots']}, recomputed {x['slots']}")
         expect(got["acc_columns"] == want["kAccColumns"] == x["acc_columns"],
@@ -709,8 +766,9 @@ def checks(results, meas):
         expect(got["pairs_mod"], f"{w}: {name} does not give unit u to pair u mod pairs")
         expect(got["overlap_layout"] == (want["kOverlapColumns"] > 0),
                f"{w}: {name}'s accumulator layout (overlap, halves) is not the model's")
-    expect(res["1"]["tmem_columns_used"] == 256 + 8 * 8 and res["2"]["tmem_columns_used"] == 384 + 6 * 12,
-           "TMEM columns: step 1 256 + 8 x 8, step 2 384 + 6 x 12")
+    expect(res["1"]["tmem_columns_used"] == 256 + 8 * 8 and res["2"]["tmem_columns_used"] == 384 + 6 * 12
+           and res["3"]["tmem_columns_used"] == 384 + 3 * 24,
+           "TMEM columns: step 1 256 + 8 x 8, step 2 384 + 6 x 12, step 3 384 + 3 x 24")
     for key, x in res.items():
         expect(x["slots"] >= 2, f"step {key}: fewer than two slots")
         expect(x["tmem_columns_used"] <= kTmemColumns, f"step {key}: TMEM over 512 columns")
@@ -720,7 +778,11 @@ def checks(results, meas):
     # 2 x 256 + 24 = 536 > 512 at BK 256), and do with 128 columns shared.
     expect(2 * 256 + res["3"]["sf_columns_per_slot"] > kTmemColumns and res["3"]["sf_columns_per_slot"] == 24,
            "step 3: the overlap is not needed, or the scale columns are not the worklog's 24")
-    expect((res["2"]["slots"], res["3"]["slots"]) == (6, 3), "slots of steps 2, 3")
+    expect((res["2"]["slots"], res["3"]["slots"]) == (6, 3) and (res["3"]["slots_by_smem"], res["3"]["slots_by_tmem"])
+           == (3, 5), "slots of steps 2, 3 (step 3: 3 by shared memory, 5 by TMEM)")
+    expect(res["2"]["slots"] * STEPS["2"]["bk"] == res["3"]["slots"] * STEPS["3"]["bk"] == 768
+           and abs(res["2"]["ring_mma_time"] - res["3"]["ring_mma_time"]) < 1e-15,
+           "steps 2 and 3: the ring does not hold the same 768 values of k")
     # Tile orders: every tile once; Hilbert neighbours share an edge.
     for tm, tn in ((1, 16), (3, 12), (8, 16), (11, 9), (32, 64)):
         for o in ("row_major", "group"):
@@ -762,8 +824,10 @@ def checks(results, meas):
     expect(sf_bytes(1, 32) == 128 * 4 and sf_bytes(129, 160) == 256 * 8, "sf_bytes padding")
     expect(r[(4096, 4096, 4)]["steps"]["2"]["waves"] == 4 and r[(4096, 4096, 4)]["steps"]["1"]["waves"] == 7,
            "4096^3: step 1 7 rounds, step 2 4")
-    expect(r[(16384, 16384, 4)]["steps"]["3"]["order"] == "hilbert" and r[(4096, 4096, 4)]["steps"]["3"]["order"] == "group",
-           "step 3's order: Hilbert at 16384^3, groups at 4096^3")
+    expect(all(s["order"] == "group" for x in results for s in x["steps"].values()),
+           "every step's order is unit_at's groups of 8 tile-rows (the Hilbert order is not built)")
+    expect(all(abs(x["steps"]["3"]["bound"] - x["steps"]["2"]["bound"]) <= eps * x["steps"]["2"]["bound"]
+               for x in results), "step 3's bound differs from step 2's: BK is no term of the bound")
     x = res["1"]
     expect(x["smem_bytes_per_ktile_cta"] == 16384 + 8192 + 512 + 512 and abs(x["t_mma_per_ktile"] - 4 * 2 * 256 * 128 * 32
                                                                            / (2 * 4.5e15 / 148)) < 1e-15,
@@ -772,6 +836,10 @@ def checks(results, meas):
     expect(x["smem_bytes_per_ktile_cta"] == 16384 + 16384 + 512 + 2 * 512 == 34304 and x["slot_bytes"] == 34816
            and x["acc_columns"] == 384 and x["sf_columns_per_slot"] == 12 and x["mmas_per_ktile"] == 4,
            "step 2: 33.5 KB per k-tile in a 34 KB slot, 384 accumulator columns, 12 scale columns a slot, 4 MMAs")
+    x = res["3"]
+    expect(x["smem_bytes_per_ktile_cta"] == 2 * (16384 + 16384 + 512 + 2 * 512) == 68608 and x["slot_bytes"] == 68608
+           and x["acc_columns"] == 384 and x["sf_columns_per_slot"] == 24 and x["mmas_per_ktile"] == 8,
+           "step 3: two k-atoms of 33.5 KB in a 67 KB slot, 384 accumulator columns, 24 scale columns a slot, 8 MMAs")
     return bad
 
 
@@ -800,8 +868,8 @@ def main():
         if failures:
             return 1
         print(f"checked {len(results)} shapes x {len(STEPS)} steps: every bound >= SOL, the method is "
-              "docs/b200_model.py's stage 06/07, steps 1 and 2 are kernel_format.cuh's and kernel.cuh's tiling (tile, "
-              "BK, slots, TMEM columns, slot bytes), every step fits TMEM and "
+              "docs/b200_model.py's stage 06/07, steps 1, 2 and 3 are kernel_format.cuh's, kernel_n256.cuh's and "
+              "kernel.cuh's tiling (tile, BK, MMAs per k-tile, slots, TMEM columns, slot bytes), every step fits TMEM and "
               f"shared memory, the tile orders, {len(meas)} measured figures within their bounds, hand-worked "
               f"values; committed JSON, {README.relative_to(ROOT)} and {PAGE.relative_to(ROOT)} are current")
         return 0
