@@ -44,14 +44,14 @@ TensorMapPlan plan_packed_operand(const uint8_t* base, int rows, int K, int L, i
   TensorMapPlan p;
   if (!base) reject("base pointer is null");
   if (reinterpret_cast<uintptr_t>(base) % 16) reject("base must be 16-byte aligned");
-  if (bits_per_value != 4 && bits_per_value != 8) reject("values must be 4 or 8 bits");
-  const int per_byte = 8 / bits_per_value;
-  if (rows < 1 || K < per_byte || L < 1) reject("rows, K and L must be positive");
-  if (K % per_byte) reject("K must be even (two values per byte)");
-  const uint64_t pitch = uint64_t(K) / uint64_t(per_byte);
+  if (bits_per_value != 4 && bits_per_value != 8 && bits_per_value != 16) reject("values must be 4, 8 or 16 bits");
+  if (rows < 1 || K < 1 || L < 1) reject("rows, K and L must be positive");
+  if (bits_per_value == 4 && K % 2) reject("K must be even (two values per byte)");
+  const uint64_t pitch = uint64_t(K) * uint64_t(bits_per_value) / 8;
   if (pitch % 16)
-    reject(std::string("row pitch ") + (per_byte == 2 ? "K/2" : "K") + " = " + std::to_string(pitch) +
-           " bytes must be a multiple of 16 (K a multiple of " + std::to_string(16 * per_byte) + ")");
+    reject(std::string("row pitch ") + (bits_per_value == 4 ? "K/2" : bits_per_value == 8 ? "K" : "2K") + " = " +
+           std::to_string(pitch) + " bytes must be a multiple of 16 (K a multiple of " +
+           std::to_string(128 / bits_per_value) + ")");
   if (box_rows < 1 || box_rows > int(kMaxBox) || box_bytes < 16 || box_bytes % 16)
     reject("box must be 1..256 rows of a multiple of 16 bytes");
   if (box_bytes > 128) reject("with the 128-byte swizzle a box row is at most 128 bytes");

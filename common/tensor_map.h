@@ -34,7 +34,8 @@ struct TensorMapPlan {
 
 // The map of a packed K-major operand: rows x K values x L batches, boxes of box_rows rows x
 // box_bytes bytes (box_bytes <= 128 with the 128-byte swizzle). bits_per_value: 4 (E2M1, two values
-// a byte, the default) or 8 (E4M3 and E5M2 of MXFP8, one a byte). Throws std::invalid_argument for
+// a byte, the default), 8 (E4M3 and E5M2 of MXFP8, one a byte) or 16 (FP16 and BF16 operands of
+// kind::f16: the low-rank branch of stage 12, K counting its rank). Throws std::invalid_argument for
 // what TMA cannot address: a base that is not 16-byte aligned, a row pitch (K * bits / 8 bytes) that
 // is not a multiple of 16, dimensions or strides beyond TMA's limits.
 TensorMapPlan plan_packed_operand(const uint8_t* base, int rows, int K, int L, int box_rows, int box_bytes,

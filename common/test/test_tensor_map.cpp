@@ -64,6 +64,18 @@ TEST(TensorMapPlanMxfp8, OneBytePerValueAndThirtyTwoValuesPerScale) {
               std::string::npos) << e.what();
   }
   EXPECT_THROW(plan_packed_operand(kBase, 300, 160, 1, 128, 128, 6), std::invalid_argument);
+  // 16-bit values (stage 12's low-rank operands, K = the rank R): 2R bytes a row, so R a multiple of 8
+  // for TMA (the SVDQuant contract asks for 16); a 128-byte box row is 64 values.
+  const TensorMapPlan lr = plan_packed_operand(kBase, 300, 48, 2, 128, 128, 16);
+  EXPECT_EQ(lr.dims[0], 96u);
+  EXPECT_EQ(lr.strides[1], 96u * 300u);
+  try {
+    plan_packed_operand(kBase, 300, 20, 1, 128, 128, 16);
+    ADD_FAILURE() << "a 40-byte row pitch was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("row pitch 2K = 40 bytes must be a multiple of 16 (K a multiple of 8)"),
+              std::string::npos) << e.what();
+  }
   const TensorMapPlan sf = plan_sf_lines(kBase, 300, 160, 2, 32, 32);
   EXPECT_EQ(sf.dims[1], uint64_t(3 * 2 * 512 / 16));  // 3 row blocks x 2 atoms of 32 lines
   EXPECT_EQ(sf.strides[1], uint64_t(3 * 2 * 512));
