@@ -426,6 +426,10 @@ function(gemm_finish_stages)
       COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/b200_model_mxfp8.py --check
       WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
     set_tests_properties(b200_model_mxfp8 PROPERTIES LABELS "docs;cpu")
+    add_test(NAME b200_model_svdquant
+      COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/b200_model_svdquant.py --check
+      WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(b200_model_svdquant PROPERTIES LABELS "docs;cpu")
     add_test(NAME sass_report_script COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/docs/test_sass_report.py
       WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
     set_tests_properties(sass_report_script PROPERTIES LABELS "docs;cpu")
