@@ -56,8 +56,7 @@ ceil_div, round_up, extents, us = base.ceil_div, base.round_up, base.extents, ba
 
 # --- The kind::f16 rate: an ASSUMPTION derived from the published NVFP4 figure --------------------------------------
 # docs/b200_model.py cites no dense FP16/BF16 figure. Assumed: a kind::f16 MMA runs at a quarter of the dense NVFP4
-# rate (the stage's premise, "a 16-bit MMA runs at a quarter of the FP4 rate"), 2.25 PFLOP/s; the same 2.25 PFLOP/s
-# is what NEXT_STAGES.md section 3.2 uses (marked there as derived).
+# rate (the stage's premise, "a 16-bit MMA runs at a quarter of the FP4 rate"), 2.25 PFLOP/s.
 F16_RATE_DIVISOR = 4
 F16_DENSE_FLOPS = base.NVFP4_DENSE_FLOPS / F16_RATE_DIVISOR
 PER_SM_F16_FLOPS = F16_DENSE_FLOPS / SMS
@@ -67,7 +66,7 @@ FIGURES["f16_dense_flops"] = dict(
     value=F16_DENSE_FLOPS, what="dense kind::f16 (FP16/BF16 operands, FP32 accumulation) tensor-core rate of one "
                                 "B200, FLOP/s: ASSUMED",
     source="derived (assumption): nvfp4_dense_flops / 4, a 16-bit MMA at a quarter of the FP4 rate; docs/b200_model.py "
-           "cites no FP16/BF16 figure; NEXT_STAGES.md section 3.2 uses the same 2.25 PFLOP/s, marked as derived")
+           "cites no FP16/BF16 figure")
 
 # --- 12_svdquant/kernel.cuh's tiling, spelled as there (--check reads the file) -------------------------------------
 kCtaGroup = 2        # a CTA pair issues one MMA
@@ -97,9 +96,9 @@ KERNEL_CONSTANTS = dict(kCtaGroup=kCtaGroup, kBM=kBM, kBN=kBN, kTileK=kTileK, kM
 
 # --- The shapes: (layer, M, N, K, R, target applies) -----------------------------------------------------------------
 FLUX_SOURCE = ("FLUX.1 at a 1024^2 image, M = 4352 = 4096 image + 256 text tokens for the single-stream blocks: "
-               "NEXT_STAGES.md section 3.2 (from a profiled aten.addmm list)")
-WORKLOG_SOURCE = ("ultism/svdquant-kernels GEMM_SHAPES (baseline/kernels/gemm_w4a4/harness.py at 7885f31), as "
-                  "NEXT_STAGES.md section 3.2 lists them: the shapes of the SVDQuant worklog (seed 004)")
+               "FLUX.1's hidden size 3072 and MLP size 12288 (its linear layers as a profile of aten.addmm lists them)")
+WORKLOG_SOURCE = ("ultism/svdquant-kernels GEMM_SHAPES (baseline/kernels/gemm_w4a4/harness.py at 7885f31): the "
+                  "shapes of the SVDQuant worklog")
 SHAPES = [
     ("FLUX single-block linear1", 4352, 21504, 3072, 32, True),
     ("FLUX single-block linear1", 4352, 21504, 3072, 128, False),
@@ -316,7 +315,7 @@ def page_block(results, meas):
              f"SMs = {PAIRS} pairs. The dense `kind::f16` rate (FP16 or BF16 operands, FP32 accumulation) is "
              f"**assumed** a quarter of the NVFP4 rate, {F16_DENSE_FLOPS / 1e15:g} PFLOP/s "
              f"({PER_SM_F16_FLOPS / 1e12:.1f} TFLOP/s per SM): docs/b200_model.py cites no FP16/BF16 figure; "
-             "NEXT_STAGES.md section 3.2 uses the same 2.25 PFLOP/s, in a passage it marks as derived. Times in microseconds; C in "
+             "Times in microseconds; C in "
              "FP16 or BF16 (2 bytes); L = 1.", "",
              "## Lower bounds and the overhead per shape", "",
              f"Shapes: {FLUX_SOURCE}; {WORKLOG_SOURCE}. The overhead is step 1's bound over stage 07's bound at the "
@@ -343,8 +342,8 @@ def page_block(results, meas):
                   f"{alt}: " + ("at every shape here the MMAs, not DRAM, set both bounds." if not dram else
                                 f"DRAM sets a bound at {len(dram)} of the shapes."), "",
               f"## The target: at most {TARGET:g} x 4R/K", "",
-              "On the FLUX linear1 shape at R = 32 and on the worklog's K = 3840 shapes at R = 128 (NEXT_STAGES.md "
-              "section 3.6: at most 5% and 17%):", ""]
+              "On the FLUX linear1 shape at R = 32 and on the worklog's K = 3840 shapes at R = 128 (the stage's "
+              "target):", ""]
     lines += target_table(results)
     ratios = [x["overhead_over_floor"] for x in results]
     lines += ["", f"The target {'holds' if all(x['target_holds'] for x in target_rows(results)) else 'fails'} in "
