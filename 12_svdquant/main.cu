@@ -28,7 +28,9 @@ gemm::SvdquantGemmArgs shape_args(int M, int N, int K, int L, int R) {
 
 void low_rank_walkthrough(const gemm::program::Options& o) {
   const int R = gemm::SvdquantSize{}.R;
-  const stage12::Schedule s = stage12::make_schedule(shape_args(o.M, o.N, o.K, o.L, R), 74);
+  // A B200's pairs: the low-rank k-tiles and the descriptor do not depend on how many pairs run.
+  const stage12::Schedule s =
+      stage12::make_schedule(shape_args(o.M, o.N, o.K, o.L, R), gemm::program::kB200Sms / stage12::kCtaGroup);
   section("The low-rank term: R = 32 values of the rank, after the NVFP4 k-tiles, in the same ring");
   std::printf("  a unit: %d NVFP4 k-tiles of %d values, then %d low-rank k-tile(s) of %d values of the rank\n",
               (o.K + stage12::kTileK - 1) / stage12::kTileK, stage12::kTileK, s.lr_tiles, stage12::kLrTileR);
