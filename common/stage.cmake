@@ -9,8 +9,9 @@
 #   STEPS   the kernel files of a stage taught in more than one step (stage 05: kernel_1cta, then kernel).
 #
 # A stage folder holds kernel.cuh, main.cu, test.cu, bench.cu (README.md, "Layout"). A stage taught in
-# steps lists its kernel files in teaching order, without ".cuh" (STEPS kernel_1cta kernel); the last
-# is the stage itself. kernel_<x>.cuh declares namespace stageNN_<x>. For folder "NN_slug":
+# steps lists its kernel files in teaching order, without ".cuh" (STEPS kernel_1cta kernel); kernel.cuh
+# is the stage itself, and a step listed after it is a variant the stage does not adopt (12_svdquant:
+# STEPS kernel kernel_interleaved). kernel_<x>.cuh declares namespace stageNN_<x>. For folder "NN_slug":
 #   stageNN          main.cu, the walkthrough program
 #   test_stageNN     test.cu + GoogleTest; ctest labels "stageNN" and "gpu" (suites named *Gpu*) or "cpu"
 #   bench_stageNN    bench.cu + Google Benchmark; also links the base stage through the registry
@@ -256,6 +257,23 @@ function(add_gemm_stage folder)
   else()
     gemm_discover_tests(test_${stage} ${stage})
   endif()
+
+  # Compile twins: code that must not compile, kept in test.cu under `#ifdef GEMM_COMPILE_TWIN_<name>`
+  # (the tests under its #else), announced by a line `// compile twin <name> fails with "<message>"`.
+  # ctest stageNN_twin_<name> runs the CUDA front end alone (nvcc -cuda: no code is generated) on test.cu
+  # with the macro defined, and passes only if the compiler's output holds the message (a static_assert's).
+  file(STRINGS "${src}/test.cu" twins REGEX "^// compile twin [A-Za-z0-9_]+ fails with \".+\"$")
+  list(GET stage_archs 0 twin_arch)
+  string(REGEX REPLACE "-(real|virtual)$" "" twin_arch "${twin_arch}")
+  foreach(line IN LISTS twins)
+    string(REGEX MATCH "^// compile twin ([A-Za-z0-9_]+) fails with \"(.+)\"$" _ "${line}")
+    set(twin "${CMAKE_MATCH_1}")
+    add_test(NAME ${stage}_twin_${twin}
+      COMMAND ${CMAKE_CUDA_COMPILER} -cuda -std=c++${CMAKE_CUDA_STANDARD} -arch=sm_${twin_arch} --expt-relaxed-constexpr
+              -I${PROJECT_SOURCE_DIR} -I${src} -DGEMM_COMPILE_TWIN_${twin}
+              "${src}/test.cu" -o "${CMAKE_CURRENT_BINARY_DIR}/${stage}_twin_${twin}.ii")
+    set_tests_properties(${stage}_twin_${twin} PROPERTIES LABELS "${stage};cpu" PASS_REGULAR_EXPRESSION "${CMAKE_MATCH_2}")
+  endforeach()
 
   # A stage whose kernels take sm_100a-only paths outside tcgen05 (the E2M1 conversions of
   # common/nvfp4_device.cuh, the 256-bit loads of common/ptx/ld.cuh) also runs its tests through them

@@ -2,7 +2,7 @@
 """The lesson diff between two steps of the tutorial, the size of every step, and carrying a fix forward.
 
     tools/stage_diff.py 04 05_tcgen05_2cta/kernel_1cta.cuh   # what step 1 of stage 05 adds to stage 04
-    tools/stage_diff.py 05_tcgen05_2cta/kernel_1cta.cuh 05   # what the CTA pair adds (05 = its last step)
+    tools/stage_diff.py 05_tcgen05_2cta/kernel_1cta.cuh 05   # what the CTA pair adds (05 = its kernel.cuh)
     tools/stage_diff.py --list                               # every kernel file: the main line, then the branches
     tools/stage_diff.py --table                              # every step's code lines against its base
     tools/stage_diff.py --table --write docs/stage_diffs.md  # the same, into the docs (--check: compare)
@@ -10,13 +10,13 @@
                                                              # carry a fix into every later step
 
 A step is one kernel file. A stage folder holds one (kernel.cuh), or several when CMakeLists.txt
-says `add_gemm_stage(<folder> STEPS kernel_1cta kernel)`: its kernel files in teaching order, the
-last being the stage itself. A stage that branches off the main line says which stage it builds on
+says `add_gemm_stage(<folder> STEPS kernel_1cta kernel)`: its kernel files in teaching order,
+kernel.cuh being the stage itself (a step after it is a variant the stage does not adopt). A stage that branches off the main line says which stage it builds on
 (`add_gemm_stage(09_gemv BASE 04_tma_mbarrier)`); --list shows it after the main line, marked, and
 --table compares it with that base. Everything is read from the add_gemm_stage lines (tools/stages.py),
 so a new stage needs no edit here.
 
-A and B are kernel files, stage folders (their last step) or stage numbers ("04"). The diff shows
+A and B are kernel files, stage folders (their kernel.cuh) or stage numbers ("04"). The diff shows
 each file from its include guard down (the header, a short list of what changed, is left out) with
 stage numbers normalised (stage04 and stage05_1cta both read stageNN), so only the idea is left.
 

@@ -67,14 +67,14 @@ class Step:
     def __init__(self, stage, name, index):
         self.stage, self.name, self.index = stage, name, index
         self.file = f"{stage.folder}/{name}.cuh"
-        self.last = False
+        self.last = False  # the stage itself: its file is kernel.cuh (else the stage's last step)
         self.id = self.idea = self.launch_args = self.kernel = None
         self.uses_tcgen05 = False
         self.position = None
 
     @property
     def key(self):
-        """"05" for a stage's last step (the stage itself), "05a", "05b", ... for the steps before it."""
+        """"05" for the stage itself (kernel.cuh), "05a", "05b", ... by position for its other steps."""
         return self.stage.number if self.last else self.stage.number + "abcdefghijklmnopqrstuvwxyz"[self.index]
 
     @property
@@ -90,14 +90,18 @@ class Stage:
         self.folder, self.min_sm, self.base, self.explicit_base = folder, min_sm, base, explicit_base
         self.number = folder[:2]
         self.steps = [Step(self, n, i) for i, n in enumerate(step_names)]
-        self.steps[-1].last = True
+        # The stage itself is kernel.cuh; steps before it lead up to it, a step after it is a variant
+        # the stage does not adopt (12_svdquant's interleave). Without a kernel.cuh: the last step.
+        main = next((st for st in self.steps if st.name == "kernel"), self.steps[-1])
+        main.last = True
         self.branch = False       # its base is not the stage on the line above
         self.branch_root = None   # the first stage of the branch it is on (itself for the stage that branches)
         self.recorded_kind = None  # the "kind" of docs/data/<folder>.json, where it has one
 
     @property
     def last_step(self):
-        return self.steps[-1]
+        """The stage itself (see Stage.__init__): what later stages build on and the tables name."""
+        return next(st for st in self.steps if st.last)
 
     @property
     def id(self):
