@@ -113,7 +113,46 @@ void cublas_bf16_gemm(int M, int N, int K, int L, float alpha, const Bf16PeerWor
         "cublasGemmStridedBatchedEx");
 }
 
+// The unfused SVDQuant baseline's last launch: y = acc * wcscale[n] + bias[n] rounded once to C's
+// format, acc already alpha * A B^T + lora_act lora_up^T in FP32 (one thread per output).
+template <class Out>
+__global__ void svdquant_affine_kernel(const float* __restrict__ acc, const float* __restrict__ wcscale,
+                                       const float* __restrict__ bias, int N, int64_t MN, int L, Out* __restrict__ C) {
+  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (i >= MN * L) return;
+  const int64_t n = i % N + i / MN * N;  // column n of batch l: wcscale and bias are N x L
+  C[i] = to_out<Out>(acc[i] * wcscale[n] + bias[n]);
+}
+
 }  // namespace
+
+void svdquant_unfused(const SvdquantGemmArgs& a, cudaStream_t stream) {
+  validate(a);
+  static Bf16PeerWorkspace ws;      // process-wide; the benchmark's warm-up absorbs the first allocations
+  static DeviceBuffer<float> acc;   // the FP32 intermediate: M x N x L
+  const size_t n_acc = size_t(a.M) * a.N * a.L;
+  if (acc.size() < n_acc) acc = DeviceBuffer<float>(n_acc);
+  // 1-3. alpha * A B^T in FP32: both NVFP4 operands dequantized to BF16 (exact), one cuBLAS GEMM.
+  dequantize_operands(a.M, a.N, a.K, a.L, a.A, a.SFA, Nvfp4Blocks{}, a.B, a.SFB, Nvfp4Blocks{}, ws, stream);
+  cublas_bf16_gemm(a.M, a.N, a.K, a.L, a.alpha, ws, acc.get(), CUDA_R_32F, stream);
+  // 4. + lora_act lora_up^T: a cuBLAS GEMM over the rank with beta = 1 (the transposition of cublas_bf16_gemm).
+  const cudaDataType_t lora = a.lora_format == Format16::kBf16 ? CUDA_R_16BF : CUDA_R_16F;
+  const float one = 1.0f;
+  check(cublasGemmStridedBatchedEx(handle(), CUBLAS_OP_T, CUBLAS_OP_N, a.N, a.M, a.R, &one, a.lora_up, lora, a.R,
+                                   int64_t(a.N) * a.R, a.lora_act, lora, a.R, int64_t(a.M) * a.R, &one, acc.get(),
+                                   CUDA_R_32F, a.N, int64_t(a.M) * a.N, a.L, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmStridedBatchedEx (low-rank term)");
+  // 5. The affine and the one rounding.
+  const int64_t MN = int64_t(a.M) * a.N;
+  const unsigned blocks = unsigned((MN * a.L + 255) / 256);
+  if (a.c_format == Format16::kBf16)
+    svdquant_affine_kernel<<<blocks, 256, 0, stream>>>(acc.get(), a.wcscale, a.bias, a.N, MN, a.L,
+                                                       reinterpret_cast<__nv_bfloat16*>(a.C));
+  else
+    svdquant_affine_kernel<<<blocks, 256, 0, stream>>>(acc.get(), a.wcscale, a.bias, a.N, MN, a.L,
+                                                       reinterpret_cast<__half*>(a.C));
+  CUDA_CHECK_LAUNCH();
+}
 
 void dequantize_cublas_bf16(const Nvfp4GemmArgs& a, __nv_bfloat16* c, Bf16PeerWorkspace& ws, cudaStream_t stream) {
   Nvfp4GemmArgs checked = a;  // the output is c, not a.C

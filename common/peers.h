@@ -30,6 +30,7 @@
 #include "common/device_buffer.h"
 #include "common/gemm_api.h"
 #include "common/kinds/mxfp8_gemm.h"
+#include "common/kinds/svdquant_gemm.h"
 
 namespace gemm {
 
@@ -60,6 +61,16 @@ inline constexpr const char* kDequantCublasBf16Name = "dequantize to BF16 + cuBL
 void dequantize_cublas_bf16(const Mxfp8GemmArgs& args, Bf16PeerWorkspace& ws, cudaStream_t stream);
 // With a process-wide workspace, as a launcher of the MXFP8 GEMM kind (writes args.C).
 void dequantize_cublas_bf16_mxfp8(const Mxfp8GemmArgs& args, cudaStream_t stream);
+
+// The SVDQuant GEMM's baseline (common/kinds/svdquant_gemm.h): what a user without a fused kernel runs,
+// unfused, with one rounding as the kind defines it. Five launches: both NVFP4 operands dequantized to
+// BF16, a cuBLAS BF16 GEMM writing alpha * A B^T in FP32 to a workspace, a cuBLAS GEMM of lora_act and
+// lora_up (FP16 or BF16, FP32 accumulation) added to it (beta = 1), and one elementwise kernel for
+// wcscale, bias and the rounding to C's format. Its extra DRAM traffic over a fused kernel: the BF16
+// operands (written once, read once) and the FP32 intermediate (written twice, read twice).
+void svdquant_unfused(const SvdquantGemmArgs& args, cudaStream_t stream);
+inline constexpr const char* kSvdquantUnfusedName =
+    "unfused: dequantize + cuBLAS BF16 GEMM to FP32, cuBLAS low-rank GEMM (beta = 1), affine kernel";
 
 // The GEMV peer (stage 09): what a user without an NVFP4 GEMV runs. The weights are dequantized to
 // FP16 once, ahead of time (exact: payload x block scale fits FP16), and each call is a cuBLAS FP16

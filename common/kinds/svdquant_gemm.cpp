@@ -31,6 +31,7 @@
 #include "common/kinds/gemm_family.h"
 #include "common/kinds/rules.h"
 #include "common/parallel.h"
+#include "common/peers.h"
 #include "common/sf_layout.h"
 
 namespace gemm {
@@ -468,16 +469,13 @@ class SvdquantProblem final : public Problem {
 
 // ---- The kind --------------------------------------------------------------------------------------
 
-// No library computes this in one call. The baseline a user has, and the stage's benchmark will build
-// (it needs kernels of its own, so it is not a peer of this file): two launches, the NVFP4 GEMM's peer
-// (cuBLASLt NVFP4 on sm_100; dequantize to BF16 + cuBLAS BF16 on Hopper) writing alpha * acc in FP32,
-// then cuBLAS's BF16 GEMM of lora_act and lora_up accumulating into it (beta = 1), then one elementwise
-// kernel for wcscale, bias and the 16-bit rounding; its extra DRAM traffic is the FP32 intermediate,
-// written twice and read twice (16 M N L bytes).
+// No library computes this in one call. The peer is the unfused baseline a user has (common/peers.h):
+// the NVFP4 product through dequantize + cuBLAS into FP32, cuBLAS's GEMM of lora_act and lora_up added
+// to it, an elementwise kernel for wcscale, bias and the rounding.
 constexpr const char* kNoPeer =
-    "no library computes the SVDQuant GEMM in one call; the stage's benchmark builds the baseline "
-    "(the NVFP4 GEMM's peer into FP32, a cuBLAS BF16 GEMM of lora_act and lora_up added to it, an "
-    "elementwise wcscale/bias/rounding kernel)";
+    "no library computes the SVDQuant GEMM in one call; the peer is the unfused baseline (the NVFP4 "
+    "product through dequantize + cuBLAS BF16 into FP32, a cuBLAS GEMM of lora_act and lora_up added to "
+    "it, an elementwise wcscale/bias/rounding kernel)";
 
 class SvdquantGemmKind final : public Kind {
  public:
@@ -648,7 +646,7 @@ class SvdquantGemmKind final : public Kind {
   Peak peak(bool uses_tcgen05) const override { return KindOf<Nvfp4GemmArgs>::get().peak(uses_tcgen05); }
   std::vector<Peer> peers(std::string* note) const override {
     if (note) *note = kNoPeer;
-    return {};
+    return {{kSvdquantUnfusedName, &svdquant_unfused}};
   }
   // As an NVFP4 GEMM of the same A, B, scales, alpha and C (the low-rank term and the affine dropped):
   // how stage 07, the stage this kind's stage builds on, is timed beside it. C is written as FP16 bits.

@@ -19,6 +19,7 @@
 #include "common/harness/compare.h"
 #include "common/harness/gemm_tests.h"
 #include "common/kinds/mxfp8_gemm.h"
+#include "common/kinds/svdquant_gemm.h"
 #include "common/peers.h"
 #include "common/reference.h"
 
@@ -316,6 +317,66 @@ TEST(GpuCublasLtFp8SelftestGraph, IsCapturableAfterTheFirstCall) {
                                        reinterpret_cast<__half*>(C.get())};
     expect_capturable(C, [&](cudaStream_t s) { cublaslt_fp8_selftest(args, s); });
   }
+}
+
+// ---- The SVDQuant GEMM's peer: the unfused baseline ------------------------------------------------
+// Through the kind's own test procedure, as the MXFP8 peers: the kind's cases (ranks, tails, L > 1,
+// both formats of C and of the low-rank operands), bit for bit in the exact tier.
+constexpr Tile kSvdquantPeerTile{128, 128, 128};
+
+class GpuSvdquantPeerUnfused : public ::testing::TestWithParam<testing::GemmCase> {};
+
+TEST_P(GpuSvdquantPeerUnfused, MatchesTheKindsComparison) {
+  GEMM_REQUIRE_GPU();
+  testing::run_case(svdquant_unfused, GetParam(), kSvdquantPeerTile);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GpuSvdquantPeerUnfused,
+                         ::testing::ValuesIn(KindOf<SvdquantGemmArgs>::get().cases(kSvdquantPeerTile)),
+                         testing::case_name);
+
+TEST(GpuSvdquantPeerUnfusedCOffset, WorksWithAnElementAlignedC) {
+  GEMM_REQUIRE_GPU();
+  testing::run_case(svdquant_unfused, KindOf<SvdquantGemmArgs>::get().element_aligned_c_case(), kSvdquantPeerTile, 1);
+}
+
+// The comparison rejects a baseline that drops the low-rank term, applies the wrong batch's affine or
+// writes nothing: the tests above can fail.
+TEST(GpuSvdquantPeerUnfusedBroken, EachBrokenCallFailsTheComparison) {
+  GEMM_REQUIRE_GPU();
+  const Kind& kind = KindOf<SvdquantGemmArgs>::get();
+  const Shape s = svdquant_shape(67, 131, 160, 2, {32, Format16::kFp16, Format16::kBf16});
+  struct Break {
+    const char* what;
+    void (*mutate)(SvdquantGemmArgs&);
+  };
+  const Break breaks[] = {
+      {"BF16 low-rank operands read as FP16", [](SvdquantGemmArgs& a) { a.lora_format = Format16::kFp16; }},
+      {"bias read as wcscale", [](SvdquantGemmArgs& a) { a.wcscale = a.bias; }},
+      {"C not written", [](SvdquantGemmArgs& a) { a.C = nullptr; }},
+  };
+  for (const Break& b : breaks) {
+    SCOPED_TRACE(b.what);
+    const std::unique_ptr<Problem> p = kind.make_problem(s, Tier::kExact, seed_for("svdquant_peer_broken"));
+    const std::unique_ptr<DeviceInputs> in = p->upload();
+    DeviceBuffer<uint8_t> C(size_t(kind.output_bytes(s)));
+    C.fill_bytes(0xFF);
+    SvdquantGemmArgs args = in->args(0, C.get()).as<SvdquantGemmArgs>();
+    b.mutate(args);
+    if (args.C) svdquant_unfused(args, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<uint8_t> got = C.download();
+    EXPECT_FALSE(p->compare(got.data(), kSvdquantPeerTile).ok());
+  }
+}
+
+TEST(SvdquantPeerUnfusedArgs, RejectsInvalidArgumentsBeforeAnyLaunch) {
+  testing::expect_rejects_invalid_arguments_cpu(svdquant_unfused);
+}
+
+TEST(GpuSvdquantPeerUnfusedArgs, RejectsInvalidArgumentsAndWritesNothing) {
+  GEMM_REQUIRE_GPU();
+  testing::expect_rejects_invalid_arguments_gpu(svdquant_unfused);
 }
 
 // ---- The MXFP8 GEMM's peers ------------------------------------------------------------------------

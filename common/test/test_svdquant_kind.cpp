@@ -19,6 +19,7 @@
 #include "common/harness/compare.h"
 #include "common/harness/problems.h"
 #include "common/kinds/svdquant_gemm.h"
+#include "common/peers.h"
 #include "common/reference.h"
 #include "common/sf_layout.h"
 
@@ -248,8 +249,12 @@ TEST(SvdquantKind, BytesAndFlopsCountEveryOperand) {
   const Nvfp4GemmArgs& g = as[0].as<Nvfp4GemmArgs>();
   EXPECT_EQ(g.A, placeholder().A);
   EXPECT_EQ(static_cast<const void*>(g.C), static_cast<const void*>(placeholder().C));
+  // Its peer: the unfused baseline, with a note that says no library computes the kind in one call.
   std::string note;
-  EXPECT_TRUE(kind().peers(&note).empty());
+  const std::vector<Peer> peers = kind().peers(&note);
+  ASSERT_EQ(peers.size(), 1u);
+  EXPECT_EQ(peers[0].name, kSvdquantUnfusedName);
+  EXPECT_TRUE(peers[0].launch.is(&svdquant_unfused));
   EXPECT_NE(note.find("baseline"), std::string::npos);
 }
 
