@@ -1,12 +1,14 @@
 // stage12: what SVDQuant's low-rank branch adds to stage 07's kernel (the low-rank k-tiles in the same
 // ring, the kind::f16 descriptor, the low-rank accumulator's Tensor Memory columns and its barrier,
-// the affine epilogue), the budgets and the schedule; then the kernel run, checked and timed
-// (EMULATED on Hopper).  ./stage12 --help for options (--m --n --k --l; R = 32, FP16 C, BF16 low-rank
-// operands).
+// the affine epilogue), the budgets and the schedule; what step 2's interleave changes (where each
+// low-rank k-tile goes, its buffers' budget, where the MMA warp now waits); then both steps run,
+// checked and timed (EMULATED on Hopper).  ./stage12 --help for options (--m --n --k --l; R = 32,
+// FP16 C, BF16 low-rank operands).
 #include <cstdio>
 #include <string>
 
 #include "kernel.cuh"
+#include "kernel_interleaved.cuh"
 
 #include "common/device_info.h"
 #include "common/harness/schedule_print.h"
@@ -67,6 +69,30 @@ void budget_walkthrough() {
                                  stage12::kThreads, stage12::kSmemBytes);
 }
 
+void interleave_walkthrough(const gemm::program::Options& o) {
+  namespace s2 = stage12_interleaved;
+  section("Step 2 (kernel_interleaved.cuh): the low-rank k-tiles inside the K loop, from buffers of their own");
+  const int k_tiles = (o.K + s2::kTileK - 1) / s2::kTileK;
+  for (const int R : {32, 128, 1024}) {
+    const int lr_tiles = (R + s2::kLrTileR - 1) / s2::kLrTileR;
+    std::printf("  R = %4d: %d low-rank k-tile(s) over %d NVFP4 k-tiles; low-rank k-tile lt after k-tile:", R,
+                lr_tiles, k_tiles);
+    for (int kt = 0, shown = 0; kt < k_tiles && shown < 8; ++kt)
+      for (int lt = s2::lr_begin(kt, k_tiles, lr_tiles); lt < s2::lr_begin(kt + 1, k_tiles, lr_tiles) && shown < 8;
+           ++lt, ++shown)
+        std::printf(" %d->%d", lt, kt);
+    std::printf("%s\n", lr_tiles > 8 ? " ..." : "");
+  }
+  std::printf("  buffers: %d x %d B a CTA (its %d rows of lora_act and %d of lora_up; sized for the pair they\n"
+              "  would be %d B, which the LowRankBuffersOf budget rejects at compile time); slots: %d by shared\n"
+              "  memory, %d by Tensor Memory -> %d, as in step 1\n",
+              s2::kLrBuffers, int(sizeof(s2::LowRankBuffers)), s2::kBM / s2::kCtaGroup, s2::kBN / s2::kCtaGroup,
+              (s2::kBM + s2::kBN) * s2::kPackedRowBytes, s2::kSlotsBySmem, s2::kSlotsByTmem, s2::kSlots);
+  std::printf("  the cost: a unit's first low-rank MMA now follows its first NVFP4 k-tile, so the MMA warp waits on\n"
+              "  lr_empty (the previous unit's epilogue done with the low-rank columns, after its last store) at the\n"
+              "  start of the unit, where step 1 waited at its end\n");
+}
+
 void schedule_walkthrough(const gemm::program::Options& o) {
   const gemm::GpuInfo& g = gemm::gpu_info();
   section("The schedule (stage 07's: unit u runs on pair u mod P)");
@@ -98,8 +124,17 @@ int main(int argc, char** argv) {
                 g.name.c_str(), defaults.M, defaults.N, defaults.K, defaults.iters);
   low_rank_walkthrough(opts);
   budget_walkthrough();
+  interleave_walkthrough(opts);
   schedule_walkthrough(opts);
-  gemm::program::section("Run, check, time (R = 32, FP16 C, BF16 low-rank operands)");
+  gemm::program::section("Step 2: run, check, time (R = 32, FP16 C, BF16 low-rank operands)");
+  const auto step2 = gemm::program::run_and_check(stage12_interleaved::kStage, opts);
+  std::printf("  step 2: check against the CPU reference: %s (%lld outputs compared)%s%s\n", step2.status.c_str(),
+              (long long)step2.checked, step2.why.empty() ? "" : ": ", step2.why.c_str());
+  if (step2.status == "PASSED")
+    std::printf("  step 2: median %.3f ms per launch%s\n", step2.ms,
+                step2.peak_name == "EMULATED" ? " (EMULATED: no performance meaning)" : "");
+  gemm::program::section("Step 1 (the stage): run, check, time (R = 32, FP16 C, BF16 low-rank operands)");
   const auto result = gemm::program::run_and_check(stage12::kStage, opts);
-  return gemm::program::finish(stage12::kStage, opts, result);
+  const int code = gemm::program::finish(stage12::kStage, opts, result);
+  return step2.status == "FAILED" ? 1 : code;
 }
