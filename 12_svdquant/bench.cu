@@ -5,13 +5,12 @@
 // layers at R = 32 and 128, the worklog's). On Hopper the tcgen05 rows run EMULATED at small shapes
 // only: their times measure the emulator, not the kernel; the baseline's are real.
 #include "kernel.cuh"
-#include "kernel_interleaved.cuh"
 
 #include "common/harness/bench.h"
 
 int main(int argc, char** argv) {
   gemm::bench::Plan plan;  // the kind's shapes
-  plan.variants = {{stage12_interleaved::kStage.id, stage12_interleaved::launch}};
+  plan.variants = {gemm::bench::registered_variant("12_svdquant_interleaved")};  // step 2
   plan.emulated_shapes = {gemm::svdquant_shape(256, 256, 512, 1, {}), gemm::svdquant_shape(512, 512, 512, 1, {}),
                           gemm::svdquant_shape(512, 512, 512, 1, {128, gemm::Format16::kBf16, gemm::Format16::kBf16})};
   return gemm::bench::run(argc, argv, stage12::kStage, GEMM_PREDECESSOR_ID, plan);

@@ -290,7 +290,9 @@ function(add_gemm_stage folder)
   endif()
 
   add_executable(bench_${stage} "${src}/bench.cu")
-  target_link_libraries(bench_${stage} PRIVATE gemm_benchmarking ${needs})
+  # Its own registration units too: the other steps of a stage taught in steps are timed as variants
+  # through the registry (gemm::bench::registered_variant), without bench.cu compiling their kernels again.
+  target_link_libraries(bench_${stage} PRIVATE gemm_benchmarking ${needs} ${stage}_kernel)
   if(predecessor)
     string(SUBSTRING "${predecessor}" 0 2 pnn)
     target_link_libraries(bench_${stage} PRIVATE stage${pnn}_kernel)

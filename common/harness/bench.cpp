@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "common/cuda_check.h"
@@ -212,6 +213,12 @@ void time_launches(benchmark::State& state, int sets, const std::function<void(i
   if (bytes_per_set > 0) state.counters["l2_multiple"] = sets * bytes_per_set / double(gpu_info().l2_bytes);
   state.counters["launches_per_graph"] = timer.launches_per_graph();
   if (timer.capture_failed()) state.counters["graph_capture_failed"] = 1;
+}
+
+Variant registered_variant(const char* id) {
+  const Stage* s = find_stage(id);
+  if (!s) throw std::runtime_error(std::string("benchmark: no stage '") + id + "' is linked into this program");
+  return {s->id, s->launcher()};
 }
 
 int run(int argc, char** argv, const Stage& self, const char* base_id, const Plan& plan) {

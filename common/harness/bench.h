@@ -38,6 +38,11 @@ struct Variant {
   Launcher launch;
 };
 
+// Another step of the same stage, as a variant, reached through the registry (common/registry.h): the
+// benchmark links its stage's registration units, so bench.cu need not include that step's header and
+// compile its kernels once more. Throws std::runtime_error when no stage of that id is linked in.
+Variant registered_variant(const char* id);
+
 // What a stage's bench.cu asks for beyond its stage and its base.
 struct Plan {
   std::vector<Shape> shapes = {};           // empty: the kind's benchmark shapes
