@@ -3,7 +3,8 @@
 // their scale ids), then what step 2 adds (MMA_N = 256, the two accumulators sharing 128 Tensor Memory
 // columns and the barrier that makes it safe), the budgets, step 3's k-tiles of 256 values and the
 // schedule; then the kernel run,
-// checked and timed (EMULATED on Hopper).  ./stage11 --help for options.
+// checked and timed (EMULATED on Hopper).  ./stage11 --help for options (--c fp32|bf16, --a and --b
+// e4m3|e5m2: C's type and the operands' element types).
 #include <cstdio>
 #include <string>
 
@@ -139,7 +140,17 @@ int main(int argc, char** argv) {
     defaults.M = defaults.N = defaults.K = 1024;
     defaults.iters = 3;
   }
-  const auto opts = gemm::program::parse(argc, argv, stage11::kStage, defaults);
+  // --c, --a, --b: C's type and the operands' element types (the kind's Shape::extra for the run).
+  using Flag = gemm::program::Flag;
+  Flag c_flag{"--c", "TYPE", "C's type"}, a_flag{"--a", "TYPE", "A's element type"},
+      b_flag{"--b", "TYPE", "B's element type"};
+  c_flag.names = {"fp32", "bf16"};  // in the order of gemm::Mxfp8Output
+  a_flag.names = b_flag.names = {"e4m3", "e5m2"};  // in the order of gemm::Mxfp8Element
+  auto opts = gemm::program::parse(argc, argv, stage11::kStage, defaults, {c_flag, a_flag, b_flag});
+  const gemm::Mxfp8Types types{gemm::Mxfp8Output(gemm::program::flag_int(opts, "--c", 0)),
+                               gemm::Mxfp8Element(gemm::program::flag_int(opts, "--a", 0)),
+                               gemm::Mxfp8Element(gemm::program::flag_int(opts, "--b", 0))};
+  opts.shape_extra = gemm::mxfp8_shape(opts.M, opts.N, opts.K, opts.L, types).extra;
   gemm::program::banner(stage11::kStage);
   if (emulated)
     std::printf("\n  tcgen05 is EMULATED on this GPU (%s): the default problem is %d x %d x %d and %d timed runs;\n"
@@ -150,7 +161,10 @@ int main(int argc, char** argv) {
   budget_walkthrough();
   bk256_walkthrough();
   schedule_walkthrough(opts);
-  gemm::program::section("Run, check, time (FP32 C from E4M3 x E4M3)");
+  auto name = [](gemm::Mxfp8Element e) { return e == gemm::Mxfp8Element::kE5M2 ? "E5M2" : "E4M3"; };
+  const std::string what = std::string("Run, check, time (") + gemm::output_name(types.c) + " C from " +
+                           name(types.a) + " x " + name(types.b) + ")";
+  gemm::program::section(what.c_str());
   const auto result = gemm::program::run_and_check(stage11::kStage, opts);
   return gemm::program::finish(stage11::kStage, opts, result);
 }

@@ -47,7 +47,7 @@ double median_ms(int iters, timing::LaunchTimer& timer) {
 // ceiling) is timed the same way, and the result is given as a fraction of it.
 Result check_and_time(const Stage& stage, const Options& o) {
   const Kind& kind = stage.kind();
-  const Shape shape = kind.program_shape(Shape{o.M, o.N, o.K, o.L});
+  const Shape shape = kind.program_shape(Shape{o.M, o.N, o.K, o.L, o.shape_extra});
   std::printf("  inputs: %s, seed %llu\n", kind.describe_inputs(Tier::kRealistic), (unsigned long long)o.seed);
   Result r;
   {
@@ -111,6 +111,14 @@ std::string g_program = "stage";
 
 // "--k 33: ": how a message names the option and the value it was given.
 std::string given(const std::string& flag, const std::string& value) { return flag + " '" + value + "': "; }
+
+// "fp32 or bf16", "e4m3, e5m2 or ..." : the words a named option takes.
+std::string names_rule(const Flag& f) {
+  std::string rule;
+  for (size_t i = 0; i < f.names.size(); ++i)
+    rule += std::string(i ? (i + 1 == f.names.size() ? " or " : ", ") : "") + f.names[i];
+  return rule;
+}
 
 // A decimal integer, the whole string, within [lo, hi].
 long long parse_integer(const std::string& flag, const std::string& v, long long lo, long long hi, const std::string& rule) {
@@ -203,6 +211,8 @@ void print_help(const Stage& stage, const Options& d, const std::vector<Flag>& f
     std::string rule;
     if (f.kind == Flag::Kind::kOutputFile) {
       rule = "FILE must be writable";
+    } else if (!f.names.empty()) {
+      rule = names_rule(f) + " (default " + f.names[0] + ")";
     } else if (!f.choices.empty()) {
       for (size_t i = 0; i < f.choices.size(); ++i)
         rule += (i ? (i + 1 == f.choices.size() ? " or " : ", ") : "") + std::to_string(f.choices[i]);
@@ -309,6 +319,10 @@ Options parse(int argc, char** argv, const Stage& stage, Options o, const std::v
     } else if (extra->kind == Flag::Kind::kOutputFile) {
       check_writable(a, value);
       o.extra[a] = value;
+    } else if (!extra->names.empty()) {
+      const auto at = std::find_if(extra->names.begin(), extra->names.end(), [&](const char* n) { return value == n; });
+      if (at == extra->names.end()) reject(given(a, value) + "must be " + names_rule(*extra));
+      o.extra[a] = std::to_string(at - extra->names.begin());
     } else if (!extra->choices.empty()) {
       std::string rule;
       for (size_t c = 0; c < extra->choices.size(); ++c)

@@ -17,6 +17,7 @@ struct Options {
   int iters = 20;
   std::string summary;  // --summary FILE: append one tab-separated result line (the tutorial runner reads it)
   std::map<std::string, std::string> extra;  // a stage's own options that were given, validated
+  std::vector<int> shape_extra;  // the kind's Shape::extra for the run (a stage's own options set it)
 };
 
 // A stage's own option, always "--name VALUE" (or "--name=VALUE").
@@ -29,6 +30,8 @@ struct Flag {
   int min = 1, max = 65535;         // kInteger: the allowed range...
   std::vector<int> choices = {};    // ...or, when not empty, the allowed values
   const char* requires_flag = nullptr;  // only meaningful together with this other option
+  std::vector<const char*> names = {};  // kInteger: when not empty, the value is one of these words and
+                                        // flag_int gives its index (the first is the default)
 };
 
 // The exit code of a program given bad arguments.

@@ -10,6 +10,7 @@
 
 #include "common/gemm_api.h"
 #include "common/harness/gemm_tests.h"
+#include "common/harness/stage_program.h"
 #include "common/kinds/mxfp8_gemm.h"
 #include "common/kinds/nvfp4_group_gemm.h"
 #include "common/kinds/svdquant_gemm.h"
@@ -169,6 +170,24 @@ TEST(InputRotation, AtLeastFourSetsCoveringFourTimesTheL2) {
   EXPECT_THROW(timing::input_sets(0, 1e6), std::invalid_argument);
   // Below l2 * 4 / kMaxSets per set the rule cannot be met: the cap holds and l2_multiple tells.
   EXPECT_EQ(timing::input_sets(1e3, 126.0 * (1 << 20)), timing::kMaxSets);
+}
+
+// A stage option with named values: the word's index is its value, both spellings parse, the first word
+// is the default, and a word not in the list ends the program with the bad-argument code and a message
+// that names the option and the words it takes.
+TEST(ProgramOptions, NamedValuesParseToTheirIndex) {
+  program::Flag c{"--c", "TYPE", "C's type"};
+  c.names = {"fp32", "bf16"};
+  const char* given[] = {"prog", "--c", "bf16"};
+  const program::Options o = program::parse(3, const_cast<char**>(given), kFp32Stage, {}, {c});
+  EXPECT_EQ(program::flag_int(o, "--c", 0), 1);
+  const char* equals[] = {"prog", "--c=fp32"};
+  EXPECT_EQ(program::flag_int(program::parse(2, const_cast<char**>(equals), kFp32Stage, {}, {c}), "--c", 7), 0);
+  const char* none[] = {"prog"};
+  EXPECT_EQ(program::flag_int(program::parse(1, const_cast<char**>(none), kFp32Stage, {}, {c}), "--c", 0), 0);
+  const char* bad[] = {"prog", "--c", "fp16"};
+  EXPECT_EXIT(program::parse(3, const_cast<char**>(bad), kFp32Stage, {}, {c}),
+              ::testing::ExitedWithCode(program::kBadArgumentsExit), "--c 'fp16': must be fp32 or bf16");
 }
 
 }  // namespace
