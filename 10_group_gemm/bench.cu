@@ -1,4 +1,4 @@
-// Stage 10 (step 2, kernel.cuh; step 1, kernel_table.cuh, label "variant") against stage 07 called once per group (its base: the kind presents a group GEMM as one
+// Stage 10 (step 2, kernel.cuh; step 1, kernel_table.cuh, label "variant", through the registry) against stage 07 called once per group (its base: the kind presents a group GEMM as one
 // NVFP4 GEMM per non-empty group) and the library peer, at GPU MODE's four group-GEMM problems and
 // DeepSeek-V3's expert shapes at 8 and 32 experts. On a B200 the peer is cuBLASLt's NVFP4 GEMM once
 // per group; on Hopper it is dequantize-to-BF16 + cuBLAS once per group, and the tcgen05 rows run
@@ -7,7 +7,6 @@
 // Plus the host's time per call, which no GPU time shows: the first call of a problem (validation and
 // 5 G tensor-map encodes), every later call (the cached table), and one stage-07 call (validation and
 // 5 encodes, for one GEMM) beside them, at 8 groups.
-#include "kernel_table.cuh"
 #include "kernel.cuh"
 
 #include <chrono>
@@ -92,7 +91,7 @@ void host_time(benchmark::State& state, HostCall which) {
 
 int main(int argc, char** argv) {
   gemm::bench::Plan plan;  // the kind's shapes: GPU MODE's four problems, then DeepSeek-V3 experts
-  plan.variants = {{stage10_table::kStage.id, stage10_table::launch}};  // step 1: tokens on the MMA's M side
+  plan.variants = {gemm::bench::registered_variant("10_group_table")};  // step 1: tokens on the MMA's M side
   plan.emulated_shapes = {gemm::group_shape("emulated_4_groups", {{64, 512, 512}, {200, 512, 512}, {0, 512, 512}, {130, 512, 512}}),
                           gemm::group_shape("emulated_8_groups", {{80, 256, 1024}, {176, 256, 1024}, {128, 256, 1024}, {72, 256, 1024},
                                                             {64, 256, 1024}, {248, 256, 1024}, {96, 256, 1024}, {160, 256, 1024}})};

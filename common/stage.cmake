@@ -15,7 +15,8 @@
 #   stageNN          main.cu, the walkthrough program
 #   test_stageNN     test.cu + GoogleTest; ctest labels "stageNN" and "gpu" (suites named *Gpu*) or "cpu"
 #   bench_stageNN    bench.cu + Google Benchmark; also links the base stage through the registry
-#   stageNN_kernel   object library: each step's kernel file compiled once and registered in common/registry.h,
+#   stageNN_kernel   object library: kernel.cuh compiled once and registered in common/registry.h (and
+#   stageNN_steps    the other steps' kernel files, where there are any),
 #                    which is how later stages' benchmarks reach this one without including its files
 # Convenience targets: run_bench_stageNN (JSON into GEMM_RESULTS_DIR), sanitize_stageNN (compute-sanitizer
 # memcheck, racecheck, synccheck over the GPU tests), sass_stageNN (cuobjdump), ncu_stageNN.
@@ -209,7 +210,8 @@ function(add_gemm_stage folder)
   endif()
 
   # The registration units: each step's kernel file compiled once, announced to common/registry.h.
-  set(reg_sources "")
+  set(reg_sources "")        # kernel.cuh's: the stage itself
+  set(step_reg_sources "")   # the other steps'
   foreach(step IN LISTS arg_STEPS)
     if(step STREQUAL "kernel")
       set(ns "${stage}")
@@ -223,12 +225,27 @@ function(add_gemm_stage folder)
       "#include \"${step}.cuh\"\n"
       "static const gemm::StageRegistrar kRegister(${ns}::kStage);\n")
     configure_file("${reg}.in" "${reg}" COPYONLY)
-    list(APPEND reg_sources "${reg}")
+    if(step STREQUAL "kernel")
+      list(APPEND reg_sources "${reg}")
+    else()
+      list(APPEND step_reg_sources "${reg}")
+    endif()
   endforeach()
+  # stageNN_kernel (the stage itself: what later stages time as their base) and stageNN_steps (its other
+  # steps, which its own benchmark times as variants). Apart, because a program that includes
+  # kernel.cuh must not link kernel.cuh's unit too: a kernel defined in a header without a template
+  # (stage 00's) would be defined twice.
+  set(kernel_libs ${stage}_kernel)
   add_library(${stage}_kernel OBJECT ${reg_sources})
-  target_include_directories(${stage}_kernel PRIVATE "${src}")
-  target_link_libraries(${stage}_kernel PRIVATE gemm_common)
-  gemm_cuda_target_defaults(${stage}_kernel ${min_sm})
+  if(step_reg_sources)
+    add_library(${stage}_steps OBJECT ${step_reg_sources})
+    list(APPEND kernel_libs ${stage}_steps)
+  endif()
+  foreach(lib IN LISTS kernel_libs)
+    target_include_directories(${lib} PRIVATE "${src}")
+    target_link_libraries(${lib} PRIVATE gemm_common)
+    gemm_cuda_target_defaults(${lib} ${min_sm})
+  endforeach()
 
   set(stage_defs GEMM_STAGE_ID="${folder}" GEMM_PREDECESSOR_ID="${predecessor}")
   # A stage whose kernels use the tcgen05 wrappers runs under the emulator on Hopper, and under the
@@ -290,9 +307,12 @@ function(add_gemm_stage folder)
   endif()
 
   add_executable(bench_${stage} "${src}/bench.cu")
-  # Its own registration units too: the other steps of a stage taught in steps are timed as variants
-  # through the registry (gemm::bench::registered_variant), without bench.cu compiling their kernels again.
-  target_link_libraries(bench_${stage} PRIVATE gemm_benchmarking ${needs} ${stage}_kernel)
+  target_link_libraries(bench_${stage} PRIVATE gemm_benchmarking ${needs})
+  # The stage's other steps: timed as variants through the registry (gemm::bench::registered_variant),
+  # without bench.cu compiling their kernels again.
+  if(TARGET ${stage}_steps)
+    target_link_libraries(bench_${stage} PRIVATE ${stage}_steps)
+  endif()
   if(predecessor)
     string(SUBSTRING "${predecessor}" 0 2 pnn)
     target_link_libraries(bench_${stage} PRIVATE stage${pnn}_kernel)
@@ -301,7 +321,7 @@ function(add_gemm_stage folder)
   gemm_cuda_target_defaults(bench_${stage} ${min_sm})
 
   if(uses_tcgen05)
-    foreach(t ${stage}_kernel ${stage} test_${stage} bench_${stage})
+    foreach(t ${kernel_libs} ${stage} test_${stage} bench_${stage})
       gemm_protocol_checked(${t})
     endforeach()
   elseif(uses_mbarriers)
