@@ -1,0 +1,161 @@
+// Stage 09's loads, one piece at a time, each against a streaming read of the same bytes in the same run:
+// which part of the way the GEMV loads costs the fraction of the stream that its loads alone miss
+// (docs/design_measurements.md, "Stage 09, fourth pass": 0.91-0.96 of the stream with no arithmetic).
+//
+//   nvcc -std=c++17 -O3 -arch=sm_90a docs/probes/gemv_pattern_probe.cu -o probe && ./probe [M K]
+//
+// Default M x K = 7168 x 16384, the largest public GEMV shape. Every kernel only loads and folds what it
+// loaded into a value it never writes (no arithmetic), with the stage's grid: 16-row CTAs of 4 warps,
+// the warps taking K's 512-byte steps in turn, a lane 16 bytes of each of its rows per step.
+//   A, group rows    A as the stage reads it: the CTA's rows are two 8-row groups (rows 2p, 2p+1, +32, +64,
+//                    +96 of a 128-row block, common/sf_layout.h), 16 loads (L1::no_allocate) in flight
+//   A, 16 rows       the same with 16 consecutive rows per CTA
+//   A + scales       A as above plus the stage's scale loads (each group's 32-byte sector of each tile,
+//                    through L1): the stage's loads without the vector
+//   scales           the scale loads alone, same grid
+// Each is compared with a streaming read (16 bytes a thread, 256-thread CTAs: common/stream_read.cu)
+// of the same byte count. Inputs rotate over 4 sets of A and its scales (4 x 66 MB at the default
+// shape, past a 50-60 MB L2); times are per launch, from events around 40 launches after 5 of warm-up.
+// Not yet run on a GPU: no result of it is recorded anywhere in docs/ so far.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#define CHECK(x)                                                          \
+  do {                                                                    \
+    cudaError_t e = (x);                                                  \
+    if (e != cudaSuccess) {                                               \
+      std::printf("%s: %s\n", #x, cudaGetErrorString(e));                 \
+      std::exit(1);                                                       \
+    }                                                                     \
+  } while (0)
+
+constexpr int kSets = 4, kWarmup = 5, kTimed = 40;
+constexpr int kRows = 16, kWarps = 4, kLanes = 32, kStepBytes = kLanes * 16;
+
+__device__ __forceinline__ uint4 load_streaming(const uint8_t* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ void sink_if_impossible(uint32_t f, uint32_t* sink) {
+  if (f == 0x9E3779B9u && threadIdx.x == 1u << 20) *sink = f;  // never true: the loads stay live
+}
+
+__global__ void __launch_bounds__(256) stream16(const uint8_t* p, int64_t chunks, uint32_t* sink) {
+  const int64_t c = int64_t(blockIdx.x) * 256 + threadIdx.x;
+  uint32_t f = 0;
+  if (c < chunks) {
+    const uint4 v = load_streaming(p + c * 16);
+    f = v.x ^ v.y ^ v.z ^ v.w;
+  }
+  sink_if_impossible(f, sink);
+}
+
+// Row r of the CTA: the stage's group rows (kGroupRows) or 16 consecutive rows.
+template <bool kGroupRows>
+__device__ __forceinline__ int64_t cta_row(int64_t cta, int r) {
+  if (!kGroupRows) return cta * kRows + r;
+  const int64_t group = cta * 2 + r / 8;
+  const int i = r % 8;
+  return (group / 16) * 128 + 32 * (i / 2) + 2 * (group % 16) + (i & 1);
+}
+
+template <bool kA, bool kScales, bool kGroupRows>
+__global__ void __launch_bounds__(kWarps * kLanes, 4) pattern(const uint8_t* A, const uint8_t* SFA, int M, int K,
+                                                                uint32_t* sink) {
+  const int warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
+  const int64_t cta = blockIdx.x, row_bytes = K / 2, tiles_per_block = (K + 63) / 64;
+  const uint8_t* rows[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int64_t m = cta_row<kGroupRows>(cta, r);
+    rows[r] = A + (m < M ? m : 0) * row_bytes;
+  }
+  uint32_t f = 0;
+  for (int64_t step = warp; step * kStepBytes < row_bytes; step += kWarps) {
+    const int64_t byte = step * kStepBytes + lane * 16;
+    uint4 v[kRows + 4];
+    if (kA) {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) v[r] = load_streaming(rows[r] + byte);
+    }
+    if (kScales) {  // groups 2 * cta and 2 * cta + 1: lines 2p and 2p + 1 of the lane's tile, through L1
+#pragma unroll
+      for (int g = 0; g < 2; ++g) {
+        const int64_t group = cta * 2 + g;
+        const uint8_t* line = SFA + ((group / 16) * tiles_per_block + byte / 32) * 512 + (group % 16) * 32;
+        v[kRows + 2 * g] = __ldg(reinterpret_cast<const uint4*>(line));
+        v[kRows + 2 * g + 1] = __ldg(reinterpret_cast<const uint4*>(line + 16));
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kRows + 4; ++i)
+      if ((kA && i < kRows) || (kScales && i >= kRows)) f ^= v[i].x ^ v[i].y ^ v[i].z ^ v[i].w;
+  }
+  sink_if_impossible(f, sink);
+}
+
+// Per-launch microseconds of launch(set) over kTimed launches cycling through the sets.
+template <class Launch>
+double time_us(Launch launch) {
+  for (int i = 0; i < kWarmup; ++i) launch(i % kSets);
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  CHECK(cudaEventRecord(a));
+  for (int i = 0; i < kTimed; ++i) launch(i % kSets);
+  CHECK(cudaEventRecord(b));
+  CHECK(cudaEventSynchronize(b));
+  CHECK(cudaGetLastError());
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, a, b));
+  return 1e3 * ms / kTimed;
+}
+
+int main(int argc, char** argv) {
+  const int M = argc > 2 ? std::atoi(argv[1]) : 7168, K = argc > 2 ? std::atoi(argv[2]) : 16384;
+  if (M < 1 || K < 64 || K % 64 != 0) {
+    std::printf("usage: probe [M K], M >= 1, K a positive multiple of 64\n");
+    return 1;
+  }
+  const int64_t a_bytes = int64_t(M) * K / 2, sfa_bytes = (int64_t(M) + 127) / 128 * 128 * (K / 16);
+  const int64_t set_bytes = a_bytes + sfa_bytes;  // one allocation per set: A, then its scales
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  uint8_t* sets[kSets];
+  for (auto& s : sets) {
+    CHECK(cudaMalloc(&s, set_bytes));
+    CHECK(cudaMemset(s, 0x5A, set_bytes));
+  }
+  uint32_t* sink;
+  CHECK(cudaMalloc(&sink, 4));
+  std::printf("gpu %s, %d SMs, L2 %d MB; M x K = %d x %d: A %.1f MB, scales %.1f MB, %d sets\n", prop.name,
+              prop.multiProcessorCount, prop.l2CacheSize >> 20, M, K, a_bytes / 1e6, sfa_bytes / 1e6, kSets);
+
+  // The streaming read of `bytes` from each set's start (A first, so "A" bytes are A's own).
+  auto stream_us = [&](int64_t from, int64_t bytes) {
+    const int64_t chunks = bytes / 16;
+    return time_us([&](int s) { stream16<<<unsigned((chunks + 255) / 256), 256>>>(sets[s] + from, chunks, sink); });
+  };
+  const unsigned ctas = unsigned((M + kRows - 1) / kRows);
+  auto run = [&](const char* name, auto kernel, int64_t bytes, double ceiling_us) {
+    const double us = time_us([&](int s) { kernel<<<ctas, kWarps * kLanes>>>(sets[s], sets[s] + a_bytes, M, K, sink); });
+    std::printf("  %-34s %9.2f us %7.0f GB/s   %.3f of the stream of the same bytes (%.2f us)\n", name, us,
+                bytes / us / 1e3, ceiling_us / us, ceiling_us);
+  };
+  const double stream_a = stream_us(0, a_bytes), stream_all = stream_us(0, set_bytes),
+               stream_sf = stream_us(a_bytes, sfa_bytes);
+  std::printf("  streaming read, A                  %9.2f us %7.0f GB/s\n", stream_a, a_bytes / stream_a / 1e3);
+  std::printf("  streaming read, A + scales         %9.2f us %7.0f GB/s\n", stream_all, set_bytes / stream_all / 1e3);
+  std::printf("  streaming read, scales             %9.2f us %7.0f GB/s\n", stream_sf, sfa_bytes / stream_sf / 1e3);
+  run("A, group rows (the stage's)", pattern<true, false, true>, a_bytes, stream_a);
+  run("A, 16 consecutive rows", pattern<true, false, false>, a_bytes, stream_a);
+  run("A + scales (the stage's loads)", pattern<true, true, true>, set_bytes, stream_all);
+  run("scales alone (the stage's pattern)", pattern<false, true, true>, sfa_bytes, stream_sf);
+  return 0;
+}
