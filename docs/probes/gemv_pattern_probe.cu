@@ -79,6 +79,7 @@ __global__ void __launch_bounds__(kWarps * kLanes, 4) pattern(const uint8_t* A, 
   uint32_t f = 0;
   for (int64_t step = warp; step * kStepBytes < row_bytes; step += kWarps) {
     const int64_t byte = step * kStepBytes + lane * 16;
+    if (byte >= row_bytes) break;  // the row's last step may be partial (K a multiple of 64, not of 1024)
     uint4 v[kRows + 4];
     if (kA) {
 #pragma unroll
