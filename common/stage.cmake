@@ -15,9 +15,10 @@
 #   stageNN          main.cu, the walkthrough program
 #   test_stageNN     test.cu + GoogleTest; ctest labels "stageNN" and "gpu" (suites named *Gpu*) or "cpu"
 #   bench_stageNN    bench.cu + Google Benchmark; also links the base stage through the registry
-#   stageNN_kernel   object library: kernel.cuh compiled once and registered in common/registry.h (and
-#   stageNN_steps    the other steps' kernel files, where there are any),
-#                    which is how later stages' benchmarks reach this one without including its files
+#   stageNN_kernel   object library: kernel.cuh compiled once and registered in common/registry.h, which
+#                    is how later stages' benchmarks reach this one without including its files
+#   stageNN_steps    the same for the stage's other step files, where there are any: its own benchmark
+#                    times them as variants
 # Convenience targets: run_bench_stageNN (JSON into GEMM_RESULTS_DIR), sanitize_stageNN (compute-sanitizer
 # memcheck, racecheck, synccheck over the GPU tests), sass_stageNN (cuobjdump), ncu_stageNN.
 

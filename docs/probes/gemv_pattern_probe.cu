@@ -2,7 +2,8 @@
 // which part of the way the GEMV loads costs the fraction of the stream that its loads alone miss
 // (docs/design_measurements.md, "Stage 09, fourth pass": 0.91-0.96 of the stream with no arithmetic).
 //
-//   nvcc -std=c++17 -O3 -arch=sm_90a docs/probes/gemv_pattern_probe.cu -o probe && ./probe [M K]
+//   nvcc -std=c++17 -O3 -arch=sm_90a -I. docs/probes/gemv_pattern_probe.cu common/stream_read.cu -o probe
+//   ./probe [M K]                                                            (both from the repository's root)
 //
 // Default M x K = 7168 x 16384, the largest public GEMV shape. Every kernel only loads and folds what it
 // loaded into a value it never writes (no arithmetic), with the stage's grid: 16-row CTAs of 4 warps,
@@ -13,7 +14,7 @@
 //   A + scales       A as above plus the stage's scale loads (each group's 32-byte sector of each tile,
 //                    through L1): the stage's loads without the vector
 //   scales           the scale loads alone, same grid
-// Each is compared with a streaming read (16 bytes a thread, 256-thread CTAs: common/stream_read.cu)
+// Each is compared with the benchmarks' streaming read (gemm::stream_read, one 16-byte chunk a thread)
 // of the same byte count. Inputs rotate over 4 sets of A and its scales (4 x 66 MB at the default
 // shape, past a 50-60 MB L2); times are per launch, from events around 40 launches after 5 of warm-up.
 // Not yet run on a GPU: no result of it is recorded anywhere in docs/ so far.
@@ -22,6 +23,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+
+#include "common/sf_layout.h"
+#include "common/stream_read.h"
 
 #define CHECK(x)                                                          \
   do {                                                                    \
@@ -33,7 +37,12 @@
   } while (0)
 
 constexpr int kSets = 4, kWarmup = 5, kTimed = 40;
-constexpr int kRows = 16, kWarps = 4, kLanes = 32, kStepBytes = kLanes * 16;
+constexpr int kRows = 16, kWarps = 4, kLanes = 32, kStepBytes = kLanes * 16;  // the stage's 16-row CTAs
+// The blocked scale layout (common/sf_layout.h): a 512-byte tile holds 128 rows x 4 scales (64 values of
+// k); line l (16 bytes) of it holds rows l, l + 32, l + 64, l + 96. An 8-row group p is rows 2p, 2p + 1 of
+// each 32-row quarter: its scales are lines 2p and 2p + 1, one 32-byte sector per tile.
+constexpr int kRowsPerGroup = 8, kGroupsPerTile = gemm::kSfTileRows / kRowsPerGroup, kQuarterRows = 32;
+constexpr int kSectorBytes = 32, kTileKBytes = gemm::kSfTileCols * gemm::kSfVector / 2;  // A bytes per tile row
 
 __device__ __forceinline__ uint4 load_streaming(const uint8_t* p) {
   uint4 v;
@@ -46,30 +55,20 @@ __device__ __forceinline__ void sink_if_impossible(uint32_t f, uint32_t* sink) {
   if (f == 0x9E3779B9u && threadIdx.x == 1u << 20) *sink = f;  // never true: the loads stay live
 }
 
-__global__ void __launch_bounds__(256) stream16(const uint8_t* p, int64_t chunks, uint32_t* sink) {
-  const int64_t c = int64_t(blockIdx.x) * 256 + threadIdx.x;
-  uint32_t f = 0;
-  if (c < chunks) {
-    const uint4 v = load_streaming(p + c * 16);
-    f = v.x ^ v.y ^ v.z ^ v.w;
-  }
-  sink_if_impossible(f, sink);
-}
-
-// Row r of the CTA: the stage's group rows (kGroupRows) or 16 consecutive rows.
+// Row r of the CTA: the stage's group rows (kGroupRows; stage09::group_row) or 16 consecutive rows.
 template <bool kGroupRows>
 __device__ __forceinline__ int64_t cta_row(int64_t cta, int r) {
   if (!kGroupRows) return cta * kRows + r;
-  const int64_t group = cta * 2 + r / 8;
-  const int i = r % 8;
-  return (group / 16) * 128 + 32 * (i / 2) + 2 * (group % 16) + (i & 1);
+  const int64_t group = cta * 2 + r / kRowsPerGroup;
+  const int i = r % kRowsPerGroup;
+  return (group / kGroupsPerTile) * gemm::kSfTileRows + kQuarterRows * (i / 2) + 2 * (group % kGroupsPerTile) + (i & 1);
 }
 
 template <bool kA, bool kScales, bool kGroupRows>
 __global__ void __launch_bounds__(kWarps * kLanes, 4) pattern(const uint8_t* A, const uint8_t* SFA, int M, int K,
                                                                 uint32_t* sink) {
   const int warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
-  const int64_t cta = blockIdx.x, row_bytes = K / 2, tiles_per_block = (K + 63) / 64;
+  const int64_t cta = blockIdx.x, row_bytes = K / 2, tiles_per_block = (row_bytes + kTileKBytes - 1) / kTileKBytes;
   const uint8_t* rows[kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
@@ -89,7 +88,8 @@ __global__ void __launch_bounds__(kWarps * kLanes, 4) pattern(const uint8_t* A, 
 #pragma unroll
       for (int g = 0; g < 2; ++g) {
         const int64_t group = cta * 2 + g;
-        const uint8_t* line = SFA + ((group / 16) * tiles_per_block + byte / 32) * 512 + (group % 16) * 32;
+        const uint8_t* line = SFA + ((group / kGroupsPerTile) * tiles_per_block + byte / kTileKBytes) * gemm::kSfTileBytes +
+                              (group % kGroupsPerTile) * kSectorBytes;
         v[kRows + 2 * g] = __ldg(reinterpret_cast<const uint4*>(line));
         v[kRows + 2 * g + 1] = __ldg(reinterpret_cast<const uint4*>(line + 16));
       }
@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
     std::printf("usage: probe [M K], M >= 1, K a positive multiple of 64\n");
     return 1;
   }
-  const int64_t a_bytes = int64_t(M) * K / 2, sfa_bytes = (int64_t(M) + 127) / 128 * 128 * (K / 16);
+  const int64_t a_bytes = int64_t(M) * K / 2, sfa_bytes = (int64_t(M) + gemm::kSfTileRows - 1) / gemm::kSfTileRows * gemm::kSfTileRows * (K / gemm::kSfVector);
   const int64_t set_bytes = a_bytes + sfa_bytes;  // one allocation per set: A, then its scales
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -140,8 +140,7 @@ int main(int argc, char** argv) {
 
   // The streaming read of `bytes` from each set's start (A first, so "A" bytes are A's own).
   auto stream_us = [&](int64_t from, int64_t bytes) {
-    const int64_t chunks = bytes / 16;
-    return time_us([&](int s) { stream16<<<unsigned((chunks + 255) / 256), 256>>>(sets[s] + from, chunks, sink); });
+    return time_us([&](int s) { gemm::stream_read(sets[s] + from, bytes, sink, 1, nullptr); });
   };
   const unsigned ctas = unsigned((M + kRows - 1) / kRows);
   auto run = [&](const char* name, auto kernel, int64_t bytes, double ceiling_us) {
