@@ -54,9 +54,44 @@ struct Row {
 };
 
 // An emulated tcgen05 kernel takes milliseconds a launch and its time means nothing about caches:
-// the fewest sets the rule allows keep its warm-up and graph short.
+// the fewest sets the rule allows keep its warm-up and graph short, and its L2 is never flushed.
 int sets_for(double bytes_per_set, bool emulated) {
   return emulated ? timing::kMinSets : timing::input_sets(bytes_per_set);
+}
+
+// time_launches with the flush decided by the caller, so that an emulated row can decline it.
+void time_row(benchmark::State& state, int sets, bool flush_l2, const std::function<void(int, cudaStream_t)>& launch,
+              double flops, double bytes, double peak_tflops, double bytes_per_set) {
+  timing::Method method = timing::Method::kGraph;
+  std::string bad;
+  timing::method_from_env(&method, &bad);  // run() has refused a bad value already
+  timing::LaunchTimer timer(sets, launch, method, flush_l2);
+  // One benchmark iteration is one launch under both methods, so Google Benchmark's iteration counts
+  // and --benchmark_min_time mean the same (were an iteration a whole replay reported as one launch's
+  // time, a benchmark would run N times longer than its minimum time). Every N iterations one replay
+  // is timed; it and the N - 1 iterations after it each report replay time / N.
+  double total_s = 0.0, per_launch_s = 0.0;
+  int64_t n = 0;
+  int left = 0;  // iterations still to report from the last measurement
+  for (auto _ : state) {
+    if (left == 0) {
+      left = timer.launches_per_measurement();
+      per_launch_s = timer.measure_ms() * 1e-3 / left;
+    }
+    state.SetIterationTime(per_launch_s);
+    total_s += per_launch_s;
+    ++n;
+    --left;
+  }
+  const double tflops = flops * n / total_s * 1e-12;
+  if (flops > 0) state.counters["TFLOP/s"] = tflops;
+  state.counters["GB/s"] = bytes * n / total_s * 1e-9;
+  if (peak_tflops > 0 && flops > 0) state.counters["peak_fraction"] = tflops / peak_tflops;
+  state.counters["input_sets"] = sets;
+  if (bytes_per_set > 0) state.counters["l2_multiple"] = sets * bytes_per_set / double(gpu_info().l2_bytes);
+  state.counters["l2_flush"] = timer.flushing() ? 1 : 0;
+  state.counters["launches_per_graph"] = timer.launches_per_graph();
+  if (timer.capture_failed()) state.counters["graph_capture_failed"] = 1;
 }
 
 // The fastest streaming-read bandwidth measured so far per shape (the stream rows of a shape run first).
@@ -112,8 +147,8 @@ void bench_row(benchmark::State& state, const Kind& kind, const Row& row, const 
       calls.push_back(&own == &data ? std::vector<AnyArgs>{a} : data.as_kind(a, own));
     }
     const Launcher& launch = *row.launch;
-    time_launches(
-        state, in->sets(),
+    time_row(
+        state, in->sets(), !emulated && timing::flushes_l2(in->sets(), input_bytes),
         [&](int i, cudaStream_t st) {
           for (const AnyArgs& a : calls[size_t(i)]) launch(a, st);
         },
@@ -170,7 +205,7 @@ void add_context(const Stage& self, timing::Method method) {
                                                   : ""));
   benchmark::AddCustomContext("input_rotation", timing::rotation_rule_text() +
                                                     "; emulated tcgen05 rows (not performance) use " +
-                                                    std::to_string(timing::kMinSets) + " sets");
+                                                    std::to_string(timing::kMinSets) + " sets and no flush");
   benchmark::AddCustomContext("timing", timing::method_sentence(method));
 }
 
@@ -184,35 +219,8 @@ std::string tflops_text(double t) {
 
 void time_launches(benchmark::State& state, int sets, const std::function<void(int, cudaStream_t)>& launch,
                    double flops, double bytes, double peak_tflops, double bytes_per_set) {
-  timing::Method method = timing::Method::kGraph;
-  std::string bad;
-  timing::method_from_env(&method, &bad);  // run() has refused a bad value already
-  timing::LaunchTimer timer(sets, launch, method);
-  // One benchmark iteration is one launch under both methods, so Google Benchmark's iteration counts
-  // and --benchmark_min_time mean the same (were an iteration a whole replay reported as one launch's
-  // time, a benchmark would run N times longer than its minimum time). Every N iterations one replay
-  // is timed; it and the N - 1 iterations after it each report replay time / N.
-  double total_s = 0.0, per_launch_s = 0.0;
-  int64_t n = 0;
-  int left = 0;  // iterations still to report from the last measurement
-  for (auto _ : state) {
-    if (left == 0) {
-      left = timer.launches_per_measurement();
-      per_launch_s = timer.measure_ms() * 1e-3 / left;
-    }
-    state.SetIterationTime(per_launch_s);
-    total_s += per_launch_s;
-    ++n;
-    --left;
-  }
-  const double tflops = flops * n / total_s * 1e-12;
-  if (flops > 0) state.counters["TFLOP/s"] = tflops;
-  state.counters["GB/s"] = bytes * n / total_s * 1e-9;
-  if (peak_tflops > 0 && flops > 0) state.counters["peak_fraction"] = tflops / peak_tflops;
-  state.counters["input_sets"] = sets;
-  if (bytes_per_set > 0) state.counters["l2_multiple"] = sets * bytes_per_set / double(gpu_info().l2_bytes);
-  state.counters["launches_per_graph"] = timer.launches_per_graph();
-  if (timer.capture_failed()) state.counters["graph_capture_failed"] = 1;
+  time_row(state, sets, bytes_per_set > 0 && timing::flushes_l2(sets, bytes_per_set), launch, flops, bytes,
+           peak_tflops, bytes_per_set);
 }
 
 Variant registered_variant(const char* id) {

@@ -7,12 +7,15 @@
 //     arguments where the kind has a view of them as the base's (Kind::as_kind: a GEMV is a GEMM at
 //     N = 1);
 //   - timing as common/harness/timing.h describes: inputs rotated over at least 4 copies covering at
-//     least 4x the L2, CUDA-graph replays (GEMM_BENCH_TIMING=events: per-launch events);
+//     least 4x the L2, CUDA-graph replays (GEMM_BENCH_TIMING=events: per-launch events); a problem too
+//     small for the copies to cover that has the L2 flushed before each launch, timed with per-launch
+//     events (emulated tcgen05 rows excepted: 4 copies, no flush);
 //   - counters: TFLOP/s (the kind's FLOPs per launch), GB/s (the bytes the kind says must cross DRAM),
 //     peak_fraction (compute-bound kinds: of the kind's peak for the row), of_stream (memory-bound
 //     kinds: GB/s over the fastest "stream" row of the shape), own_GB/s (a peer that moves other
-//     bytes), M, N, K, L, bytes_per_flop, input_sets, l2_multiple, launches_per_graph (0 with per-launch
-//     events); the label is the role, with " EMULATED" where a tcgen05 row runs emulated;
+//     bytes), M, N, K, L, bytes_per_flop, input_sets, l2_multiple, l2_flush (1 where the L2 was
+//     flushed before each launch, else 0), launches_per_graph (0 with per-launch events); the label is
+//     the role, with " EMULATED" where a tcgen05 row runs emulated;
 //   - context in the JSON: the stage, its idea and kind, GPU, SM count, clocks, driver, CUDA runtime,
 //     commit, whether tcgen05 ran emulated, the timing method, the rotation rule, the peak's name and
 //     value.
@@ -58,9 +61,10 @@ struct Plan {
 int run(int argc, char** argv, const Stage& self, const char* base_id, const Plan& plan = {});
 
 // The timing loop the rows use, for a stage's own extra benchmarks: launch(set, stream) is timed,
-// cycling through `sets` input sets (timing::input_sets gives the rule's count), and the counters
-// TFLOP/s (when flops > 0), GB/s, peak_fraction (when peak_tflops > 0), input_sets, l2_multiple
-// (from bytes_per_set) and launches_per_graph are set.
+// cycling through `sets` input sets (timing::input_sets gives the rule's count), with the L2 flushed
+// before each launch where those sets of `bytes_per_set` cover less than the rule asks
+// (timing::flushes_l2), and the counters TFLOP/s (when flops > 0), GB/s, peak_fraction (when
+// peak_tflops > 0), input_sets, l2_multiple (from bytes_per_set), l2_flush and launches_per_graph are set.
 void time_launches(benchmark::State& state, int sets, const std::function<void(int, cudaStream_t)>& launch,
                    double flops, double bytes, double peak_tflops, double bytes_per_set = 0);
 

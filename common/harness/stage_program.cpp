@@ -32,7 +32,7 @@ constexpr double kFullCheckMacs = 1ull << 31;
 constexpr int kSpotSamples = 4096;
 
 // The median of `iters` measurements of timing::LaunchTimer (the benchmarks' method: graph replays
-// over input sets rotated past the L2), in ms per launch.
+// over input sets rotated past the L2, or launches after an L2 flush), in ms per launch.
 double median_ms(int iters, timing::LaunchTimer& timer) {
   std::vector<double> ms(size_t(std::max(1, iters)));
   for (auto& t : ms) t = timer.measure_ms() / timer.launches_per_measurement();
@@ -43,8 +43,9 @@ double median_ms(int iters, timing::LaunchTimer& timer) {
 // Run once on realistic inputs with a NaN-poisoned C (an output the kernel forgets cannot pass) and
 // compare with the CPU reference (every output of a small problem; corners, tails and random spots of
 // a large one). Then time `iters` measurements the way the benchmarks do, on random inputs of the
-// same shape rotated over enough copies to defeat the L2; a memory-bound kind's streaming read (its
-// ceiling) is timed the same way, and the result is given as a fraction of it.
+// same shape rotated over enough copies to defeat the L2 (or, too small for that, with the L2 flushed
+// before each launch); a memory-bound kind's streaming read (its ceiling) is timed the same way, and
+// the result is given as a fraction of it.
 Result check_and_time(const Stage& stage, const Options& o) {
   const Kind& kind = stage.kind();
   const Shape shape = kind.program_shape(Shape{o.M, o.N, o.K, o.L, o.shape_extra});
@@ -70,6 +71,7 @@ Result check_and_time(const Stage& stage, const Options& o) {
   timing::method_from_env(&method, &bad);
   const bool emulated = stage.uses_tcgen05 && !gpu_info().tcgen05_native();
   const double input_bytes = std::max(1.0, kind.min_bytes(shape) - double(kind.output_bytes(shape)));
+  // As the benchmarks: an emulated kernel's time is not performance, and it gets 4 sets, no flush.
   const int sets = emulated ? timing::kMinSets : timing::input_sets(input_bytes);
   {
     const std::unique_ptr<DeviceInputs> in = kind.bench_inputs(shape, sets);
@@ -77,10 +79,11 @@ Result check_and_time(const Stage& stage, const Options& o) {
     std::vector<AnyArgs> args;
     for (int i = 0; i < sets; ++i) args.push_back(in->args(i, C.get()));
     const Launcher launch = stage.launcher();
-    timing::LaunchTimer timer(sets, [&](int i, cudaStream_t st) { launch(args[size_t(i)], st); }, method);
+    timing::LaunchTimer timer(sets, [&](int i, cudaStream_t st) { launch(args[size_t(i)], st); }, method,
+                              !emulated && timing::flushes_l2(sets, input_bytes));
     r.ms = median_ms(o.iters, timer);
     r.timing = std::string(timer.launches_per_graph() > 0 ? "CUDA graphs" : "per-launch events") + ", " +
-               std::to_string(sets) + " input sets";
+               std::to_string(sets) + " input sets" + (timer.flushing() ? ", the L2 flushed before each launch" : "");
   }
   r.tflops = kind.flops(shape) / (r.ms * 1e-3) * 1e-12;
   r.gbps = kind.min_bytes(shape) / (r.ms * 1e-3) * 1e-9;
@@ -88,7 +91,7 @@ Result check_and_time(const Stage& stage, const Options& o) {
     for (const ExtraRow& e : kind.extra_rows()) {
       if (e.role != "stream") continue;
       const TimedWork w = e.prepare(shape, [](double b) { return timing::input_sets(b); });
-      timing::LaunchTimer timer(w.sets, w.launch, method);
+      timing::LaunchTimer timer(w.sets, w.launch, method, timing::flushes_l2(w.sets, kind.min_bytes(shape)));
       r.ceiling_gbps = std::max(r.ceiling_gbps, kind.min_bytes(shape) / (median_ms(o.iters, timer) * 1e-3) * 1e-9);
     }
   }

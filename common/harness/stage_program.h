@@ -72,8 +72,9 @@ struct Result {
 // Realistic-tier inputs at the options' shape: run once on a NaN-poisoned C, check against the CPU
 // reference (every output for small problems, otherwise corners, tails and random samples), then
 // time `iters` measurements as the benchmarks do (common/harness/timing.h: graph replays over inputs
-// rotated past the L2) and report the median per launch, with the kind's figure of merit (TFLOP/s
-// and a fraction of a peak; GB/s and a fraction of the streaming read). No GPU: status SKIPPED.
+// rotated past the L2, or, for a problem too small for that, launches after an L2 flush) and report
+// the median per launch, with the kind's figure of merit (TFLOP/s and a fraction of a peak; GB/s and
+// a fraction of the streaming read). No GPU: status SKIPPED.
 Result run_and_check(const Stage& stage, const Options& o);
 
 // Writes `contents` to `path` (an output file option, `flag`, that parse checked) and prints "wrote

@@ -86,10 +86,24 @@ int input_sets(double bytes_per_set, double l2_bytes) {
 
 int input_sets(double bytes_per_set) { return input_sets(bytes_per_set, double(gpu_info().l2_bytes)); }
 
+bool flushes_l2(int sets, double bytes_per_set, double l2_bytes) {
+  if (!(bytes_per_set > 0)) throw std::invalid_argument("flushes_l2: bytes per set must be positive");
+  if (sets < 1) throw std::invalid_argument("flushes_l2: sets must be at least 1");
+  return sets * bytes_per_set < kL2Multiple * std::max(l2_bytes, 0.0);
+}
+
+bool flushes_l2(int sets, double bytes_per_set) {
+  return flushes_l2(sets, bytes_per_set, double(gpu_info().l2_bytes));
+}
+
 std::string rotation_rule_text() {
+  const std::string multiple = std::to_string(int(kL2Multiple)), most = std::to_string(kMaxSets);
   return "inputs rotated over input_sets copies: at least " + std::to_string(kMinSets) + ", covering at least " +
-         std::to_string(int(kL2Multiple)) + "x the L2 (" + std::to_string(gpu_info().l2_bytes >> 20) +
-         " MiB) together, at most " + std::to_string(kMaxSets) + " (l2_multiple = input_sets x bytes per set / L2)";
+         multiple + "x the L2 (" + std::to_string(gpu_info().l2_bytes >> 20) + " MiB) together, at most " + most +
+         " (l2_multiple = input_sets x bytes per set / L2); where " + most + " copies cover less (a set under " +
+         multiple + "/" + most + " of the L2), the L2 is also flushed before every timed launch by writing " +
+         multiple + "x the L2 to a scratch buffer outside the timed interval, and each launch is timed with its "
+         "own CUDA event pair, since a graph could not hold the flushes without timing them (l2_flush = 1)";
 }
 
 bool method_from_env(Method* m, std::string* bad) {
@@ -110,10 +124,12 @@ const char* method_sentence(Method m) {
                "sets) is replayed between one CUDA event pair, and each of its launches is an iteration "
                "whose time is replay time / launches_per_graph, so no launch gap or event overhead is "
                "counted (a benchmark whose launches cannot be captured is timed with per-launch events "
-               "instead and has graph_capture_failed = 1)"
+               "instead and has graph_capture_failed = 1; so is one with l2_flush = 1, each launch after a "
+               "flush of the L2, which a graph could not hold between its launches without timing it)"
              : "events: each iteration is one launch between a CUDA event pair (GEMM_BENCH_TIMING=events); the "
                "gap between launches and the events' own overhead are counted, which reads kernels under "
-               "~0.2 ms several percent slow, and shorter ones by more";
+               "~0.2 ms several percent slow, and shorter ones by more (with l2_flush = 1, each launch "
+               "follows a flush of the L2, outside the event pair)";
 }
 
 template <class Work>
@@ -127,10 +143,15 @@ double LaunchTimer::time(Work&& work) {
   return ms;
 }
 
-LaunchTimer::LaunchTimer(int sets, Launch launch, Method method) : sets_(std::max(1, sets)), launch_(std::move(launch)) {
+LaunchTimer::LaunchTimer(int sets, Launch launch, Method method, bool flush_l2)
+    : sets_(std::max(1, sets)), launch_(std::move(launch)) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaEventCreate(&start_));
   CUDA_CHECK(cudaEventCreate(&stop_));
+  if (flush_l2) {
+    flush_bytes_ = size_t(kL2Multiple * double(gpu_info().l2_bytes));
+    CUDA_CHECK(cudaMalloc(&flush_, flush_bytes_));
+  }
   // Warm-up: module load, first-touch, cuBLAS heuristics and the peers' first allocations stay out of
   // the numbers (and out of the graph), on every input set. Launches after the first are timed
   // together: a rough time per launch (host gaps included) that sizes the graph.
@@ -140,7 +161,7 @@ LaunchTimer::LaunchTimer(int sets, Launch launch, Method method) : sets_(std::ma
   double ms_per_launch = time([&] {
                            for (int i = 1; i < warmups; ++i) launch_(i % sets_, stream_);
                          }) / (warmups - 1);
-  if (method != Method::kGraph) return;
+  if (method != Method::kGraph || flush_) return;
   per_graph_ = graph_size(ms_per_launch, sets_);
   graph_ = capture(stream_, sets_, per_graph_, launch_, &why_);
   if (!graph_) {
@@ -170,6 +191,7 @@ LaunchTimer::LaunchTimer(int sets, Launch launch, Method method) : sets_(std::ma
 
 LaunchTimer::~LaunchTimer() {
   if (graph_) cudaGraphExecDestroy(graph_);
+  if (flush_) cudaFree(flush_);
   cudaEventDestroy(start_);
   cudaEventDestroy(stop_);
   cudaStreamDestroy(stream_);
@@ -179,6 +201,9 @@ double LaunchTimer::measure_ms() {
   if (graph_) return time([&] { CUDA_CHECK(cudaGraphLaunch(graph_, stream_)); });
   const int set = next_set_;
   next_set_ = (next_set_ + 1) % sets_;
+  // On the timer's stream before the start event: the interval begins with the L2 flushed, and
+  // without the flush in it.
+  if (flush_) CUDA_CHECK(cudaMemsetAsync(flush_, 0, flush_bytes_, stream_));
   return time([&] { launch_(set, stream_); });
 }
 

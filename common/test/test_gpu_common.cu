@@ -1,7 +1,7 @@
 // GPU checks of common/ itself: the library peers the benchmarks compare against (the FP32, NVFP4
-// and MXFP8 GEMMs'), and the device fill the benchmarks feed. Skipped where there is no usable GPU
-// (the CublasLtNvfp4 and Mxfp8Peer* suites without "Gpu" in their names are the CPU checks of those
-// peers).
+// and MXFP8 GEMMs'), the device fill the benchmarks feed, and the benchmarks' timer. Skipped where
+// there is no usable GPU (the CublasLtNvfp4 and Mxfp8Peer* suites without "Gpu" in their names are
+// the CPU checks of those peers).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -18,6 +18,7 @@
 #include "common/formats.h"
 #include "common/harness/compare.h"
 #include "common/harness/gemm_tests.h"
+#include "common/harness/timing.h"
 #include "common/kinds/mxfp8_gemm.h"
 #include "common/kinds/svdquant_gemm.h"
 #include "common/peers.h"
@@ -601,6 +602,25 @@ TEST(GpuDeviceFill, IsDeterministicInRangeAndNotConstant) {
     codes.insert(x);
   }
   EXPECT_EQ(codes.size(), 17u);
+}
+
+// The timer's flush (common/harness/timing.h): each measurement is one launch between its own events,
+// even where graph timing is asked for; the same launches without the flush are replayed in a graph.
+TEST(GpuLaunchTimer, FlushTimesEachLaunchWithItsOwnEvents) {
+  GEMM_REQUIRE_GPU();
+  constexpr size_t kSetBytes = 1 << 20;
+  DeviceBuffer<uint8_t> data(4 * kSetBytes);
+  const timing::LaunchTimer::Launch launch = [&](int set, cudaStream_t s) {
+    CUDA_CHECK(cudaMemsetAsync(data.get() + set * kSetBytes, set, kSetBytes, s));
+  };
+  timing::LaunchTimer flushed(4, launch, timing::Method::kGraph, true);
+  EXPECT_TRUE(flushed.flushing());
+  EXPECT_EQ(flushed.launches_per_graph(), 0);
+  EXPECT_EQ(flushed.launches_per_measurement(), 1);
+  EXPECT_GT(flushed.measure_ms(), 0.0);
+  timing::LaunchTimer replayed(4, launch, timing::Method::kGraph, false);
+  EXPECT_FALSE(replayed.flushing());
+  EXPECT_GT(replayed.launches_per_graph(), 0);
 }
 
 TEST(GpuDeviceInfo, ReportsAPlausibleGpu) {

@@ -1,9 +1,10 @@
 // The kinds of problems (common/kinds/) and the harness's view of them, on the CPU: a launcher's kind
 // follows from its argument type, arguments of one kind cannot reach another's launcher, every kind's
 // cases obey its own rules and every bad argument it lists breaks one, and the benchmarks' rotation
-// rule covers 4x the L2 with at least 4 sets.
+// rule covers 4x the L2 with at least 4 sets, or flushes the L2 where it cannot.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -168,8 +169,35 @@ TEST(InputRotation, AtLeastFourSetsCoveringFourTimesTheL2) {
   EXPECT_EQ(timing::input_sets(50.0 * (1 << 20), 50.0 * (1 << 20)), 4);
   EXPECT_EQ(timing::input_sets(60e6, 50.0 * (1 << 20)), 4);  // the 7168 x 16384 GEMV on an H100
   EXPECT_THROW(timing::input_sets(0, 1e6), std::invalid_argument);
-  // Below l2 * 4 / kMaxSets per set the rule cannot be met: the cap holds and l2_multiple tells.
+  // Below l2 * 4 / kMaxSets per set rotation cannot meet the rule: the cap holds, and the L2 is flushed
+  // instead (the next test).
   EXPECT_EQ(timing::input_sets(1e3, 126.0 * (1 << 20)), timing::kMaxSets);
+}
+
+// The fallback: with the rule's sets, the L2 is flushed exactly below l2 * kL2Multiple / kMaxSets bytes
+// per set, where even kMaxSets copies cover less than kL2Multiple x the L2; from that size on, never.
+TEST(InputRotation, FlushesTheL2ExactlyWhereTheCappedSetsFallShort) {
+  for (double l2 : {50.0 * (1 << 20), 60.0 * (1 << 20), 126.0 * (1 << 20)}) {
+    SCOPED_TRACE("L2 " + std::to_string(l2));
+    const double edge = l2 * timing::kL2Multiple / timing::kMaxSets;
+    auto flushes = [l2](double per_set) { return timing::flushes_l2(timing::input_sets(per_set, l2), per_set, l2); };
+    for (double per_set : {1e3, 0.5 * edge, std::nextafter(edge, 0.0)}) EXPECT_TRUE(flushes(per_set)) << per_set;
+    for (double per_set : {std::nextafter(edge, l2), 1.01 * edge, 0.1 * l2, l2, 3 * l2})
+      EXPECT_FALSE(flushes(per_set)) << per_set;
+    // At the edge itself kMaxSets copies cover exactly kL2Multiple x the L2: no flush.
+    EXPECT_EQ(timing::input_sets(edge, l2), timing::kMaxSets);
+    EXPECT_FALSE(flushes(edge));
+  }
+  // Sets chosen apart from the rule are judged as given: 4 copies of a tenth of the L2 fall short.
+  EXPECT_TRUE(timing::flushes_l2(timing::kMinSets, 0.1 * 50.0 * (1 << 20), 50.0 * (1 << 20)));
+  EXPECT_FALSE(timing::flushes_l2(timing::kMinSets, 50.0 * (1 << 20), 50.0 * (1 << 20)));
+}
+
+TEST(InputRotation, FlushRuleRejectsNoBytesAndNoSets) {
+  EXPECT_THROW(timing::flushes_l2(timing::kMaxSets, 0, 1e6), std::invalid_argument);
+  EXPECT_THROW(timing::flushes_l2(timing::kMaxSets, -1e3, 1e6), std::invalid_argument);
+  EXPECT_THROW(timing::flushes_l2(timing::kMaxSets, std::nan(""), 1e6), std::invalid_argument);
+  EXPECT_THROW(timing::flushes_l2(0, 1e3, 1e6), std::invalid_argument);
 }
 
 // A stage option with named values: the word's index is its value, both spellings parse, the first word
