@@ -80,10 +80,11 @@ int main(int argc, char** argv) {
   std::remove(path);
   for (const auto& c : crashed) std::printf("CRASHED: %s\n", c.c_str());
   std::printf("(ms/launch: median per launch, timed as the benchmarks time it (CUDA graphs over input sets rotated\n"
-              " past the L2). %%: compute-bound stages against the FP32 CUDA-core FMA peak or, for the tcgen05\n"
-              " stages on an sm_100 GPU, the dense NVFP4 tensor-core peak, at the GPU's max clock; memory-bound\n"
-              " stages (the GEMV) in GB/s against a streaming read of the same bytes timed beside them. The\n"
-              " tcgen05 stages run emulated on other GPUs: their times are not performance.)\n");
+              " past the L2; a problem too small for that, launches after an L2 flush). %%: compute-bound stages\n"
+              " against the FP32 CUDA-core FMA peak or, for the tcgen05 stages on an sm_100 GPU, the dense NVFP4\n"
+              " tensor-core peak, at the GPU's max clock; memory-bound stages (the GEMV) in GB/s against a\n"
+              " streaming read of the same bytes timed beside them. The tcgen05 stages run emulated on other\n"
+              " GPUs: their times are not performance.)\n");
   std::printf("\n%d passed, %d failed, %d skipped\n", passed, failed + int(crashed.size()), skipped);
   return (failed || !crashed.empty()) ? 1 : 0;
 }

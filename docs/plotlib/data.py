@@ -199,8 +199,16 @@ def stamp(ctx):
             f"driver {ctx['driver_cuda_version']} | {ctx['date'][:10]} | commit {ctx['commit']}")
 
 
+def short_commit(commit):
+    """A commit label cut to 7 hex digits, keeping what follows them ("+patch", "-dirty"): a run of a
+    patched or modified tree must not read as the commit itself."""
+    c = str(commit)
+    m = re.match(r"[0-9a-f]{7,40}", c)
+    return c[:7] + c[m.end():] if m else c
+
+
 def short_stamp(ctx):
-    return f"{ctx['gpu']}, CUDA {ctx['runtime_cuda_version']}, {ctx['date'][:10]}, commit {str(ctx['commit'])[:7]}"
+    return f"{ctx['gpu']}, CUDA {ctx['runtime_cuda_version']}, {ctx['date'][:10]}, commit {short_commit(ctx['commit'])}"
 
 
 def sources(run, model):

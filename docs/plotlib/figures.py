@@ -5,7 +5,7 @@ import textwrap
 
 import plotting
 from plotting import series_style
-from .data import OWN_ROLES, PLOTS, TESTS, measure, is_square, performance, shape_key, sources, stamp
+from .data import OWN_ROLES, PLOTS, short_commit, TESTS, measure, is_square, performance, shape_key, sources, stamp
 from .panels import PANELS_PER_ROW, log_limits, panels_of
 
 def figure_legend(fig, axes, ncol=3):
@@ -169,7 +169,7 @@ def plot_overview(plt, runs, audit=None):
     for r in used:
         c = r["ctx"]
         envs.setdefault(f"{c['gpu']}, CUDA {c['runtime_cuda_version']}, driver {c['driver_cuda_version']}", set()).update(
-            {c["date"][:10], str(c["commit"])[:7]})
+            {c["date"][:10], short_commit(c["commit"])})
     stamps = "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in sorted(envs.items()))
     fig.suptitle(wrap("Every measured stage" + (f"\n{note}" if note else "") + f"\n{stamps}", 130), fontsize=9.5)
     data = plotting.svg_bytes(fig, plotting.source_line([r["path"] for r in used]) if used else "")

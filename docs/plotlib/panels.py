@@ -3,7 +3,7 @@ run gets is decided by its kind (panels_of).
 """
 import plotting
 from plotting import series_style, stage_key, stage_style
-from .data import (OWN_ROLES, TESTS, gemv_ceiling, gemv_keys, impls_of, measure, is_square, model_same_as, model_series,
+from .data import (OWN_ROLES, short_commit, TESTS, gemv_ceiling, gemv_keys, impls_of, measure, is_square, model_same_as, model_series,
     modelled_variants, performance, predecessor_of, series_label, shape_key, shape_text)
 
 # --- Panels: each draws one axis and returns nothing; every panel has a title ---------------------------------
@@ -212,7 +212,7 @@ def panel_tests(ax, tests, stage_name, data_hint):
     mode = "tcgen05 EMULATED" if str(doc["tcgen05"]).startswith("EMULATED") else "native tcgen05"
     ax.set_title(f"Correctness on {doc['gpu']}, {mode}: {t['passed']} of {t['passed'] + t['failed'] + t['skipped']} "
                  f"GPU tests passed against the CPU reference\n(driver {doc.get('driver', '?')}, CUDA "
-                 f"{doc.get('cuda', '?')}, commit {str(doc['commit'])[:7]}, {doc['date']})")
+                 f"{doc.get('cuda', '?')}, commit {short_commit(doc['commit'])}, {doc['date']})")
 
 
 CEILING_LABEL = "streaming read (best of the run): the ceiling"
@@ -323,7 +323,7 @@ def panel_gemv_gpus(ax, run):
             if v > 0:
                 ax.text(x, v + 0.01, f"{v:.3f}", ha="center", va="bottom", fontsize=7, rotation=90)
     ax.axhline(1.0, color="black", lw=1, ls="--")
-    ax.text(0.005, 0.985, "; ".join(f"{r['ctx']['gpu']}: {str(r['ctx']['date'])[:10]}, commit {str(r['ctx']['commit'])[:7]}"
+    ax.text(0.005, 0.985, "; ".join(f"{r['ctx']['gpu']}: {str(r['ctx']['date'])[:10]}, commit {short_commit(r['ctx']['commit'])}"
                                     for r in runs), ha="left", va="top", fontsize=8, transform=ax.transAxes)
     ax.set_ylim(0, 1.25)
     ax.set_ylabel("GB/s / GB/s of the streaming read")
