@@ -53,12 +53,6 @@ struct Row {
   double peak_tflops = 0;                                 // 0: no peak_fraction
 };
 
-// An emulated tcgen05 kernel takes milliseconds a launch and its time means nothing about caches:
-// the fewest sets the rule allows keep its warm-up and graph short, and its L2 is never flushed.
-int sets_for(double bytes_per_set, bool emulated) {
-  return emulated ? timing::kMinSets : timing::input_sets(bytes_per_set);
-}
-
 // time_launches with the flush decided by the caller, so that an emulated row can decline it.
 void time_row(benchmark::State& state, int sets, bool flush_l2, const std::function<void(int, cudaStream_t)>& launch,
               double flops, double bytes, double peak_tflops, double bytes_per_set) {
@@ -139,7 +133,8 @@ void bench_row(benchmark::State& state, const Kind& kind, const Row& row, const 
     counted = &data;
     // The inputs' bytes set how many copies cover the L2 (C is written, not re-read).
     const double input_bytes = std::max(1.0, data.min_bytes(s) - double(data.output_bytes(s)));
-    const std::unique_ptr<DeviceInputs> in = data.bench_inputs(s, sets_for(input_bytes, emulated));
+    const timing::Rotation rotation = timing::rotation(input_bytes, emulated);
+    const std::unique_ptr<DeviceInputs> in = data.bench_inputs(s, rotation.sets);
     DeviceBuffer<uint8_t> C(size_t(data.output_bytes(s)));
     std::vector<std::vector<AnyArgs>> calls;  // per set: one call, or the calls of the view
     for (int i = 0; i < in->sets(); ++i) {
@@ -148,7 +143,7 @@ void bench_row(benchmark::State& state, const Kind& kind, const Row& row, const 
     }
     const Launcher& launch = *row.launch;
     time_row(
-        state, in->sets(), !emulated && timing::flushes_l2(in->sets(), input_bytes),
+        state, in->sets(), rotation.flush_l2,
         [&](int i, cudaStream_t st) {
           for (const AnyArgs& a : calls[size_t(i)]) launch(a, st);
         },

@@ -71,8 +71,8 @@ Result check_and_time(const Stage& stage, const Options& o) {
   timing::method_from_env(&method, &bad);
   const bool emulated = stage.uses_tcgen05 && !gpu_info().tcgen05_native();
   const double input_bytes = std::max(1.0, kind.min_bytes(shape) - double(kind.output_bytes(shape)));
-  // As the benchmarks: an emulated kernel's time is not performance, and it gets 4 sets, no flush.
-  const int sets = emulated ? timing::kMinSets : timing::input_sets(input_bytes);
+  const timing::Rotation rotation = timing::rotation(input_bytes, emulated);  // as the benchmarks
+  const int sets = rotation.sets;
   {
     const std::unique_ptr<DeviceInputs> in = kind.bench_inputs(shape, sets);
     DeviceBuffer<uint8_t> C(size_t(kind.output_bytes(shape)));
@@ -80,7 +80,7 @@ Result check_and_time(const Stage& stage, const Options& o) {
     for (int i = 0; i < sets; ++i) args.push_back(in->args(i, C.get()));
     const Launcher launch = stage.launcher();
     timing::LaunchTimer timer(sets, [&](int i, cudaStream_t st) { launch(args[size_t(i)], st); }, method,
-                              !emulated && timing::flushes_l2(sets, input_bytes));
+                              rotation.flush_l2);
     r.ms = median_ms(o.iters, timer);
     r.timing = std::string(timer.launches_per_graph() > 0 ? "CUDA graphs" : "per-launch events") + ", " +
                std::to_string(sets) + " input sets" + (timer.flushing() ? ", the L2 flushed before each launch" : "");

@@ -96,6 +96,16 @@ bool flushes_l2(int sets, double bytes_per_set) {
   return flushes_l2(sets, bytes_per_set, double(gpu_info().l2_bytes));
 }
 
+Rotation rotation(double bytes_per_set, bool emulated, double l2_bytes) {
+  const int sets = input_sets(bytes_per_set, l2_bytes);  // also refuses a size that is not positive
+  if (emulated) return {kMinSets, false};
+  return {sets, flushes_l2(sets, bytes_per_set, l2_bytes)};
+}
+
+Rotation rotation(double bytes_per_set, bool emulated) {
+  return rotation(bytes_per_set, emulated, double(gpu_info().l2_bytes));
+}
+
 std::string rotation_rule_text() {
   const std::string multiple = std::to_string(int(kL2Multiple)), most = std::to_string(kMaxSets);
   return "inputs rotated over input_sets copies: at least " + std::to_string(kMinSets) + ", covering at least " +

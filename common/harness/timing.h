@@ -40,6 +40,16 @@ int input_sets(double bytes_per_set);
 bool flushes_l2(int sets, double bytes_per_set, double l2_bytes);
 // The same on this process's GPU.
 bool flushes_l2(int sets, double bytes_per_set);
+// Both decisions for one timing, in one place for the benchmarks and the stage programs: the copies to
+// rotate over and whether the L2 is also flushed. An emulated tcgen05 kernel (milliseconds a launch, its
+// time not performance) takes kMinSets copies and no flush: its warm-up and timing stay short.
+struct Rotation {
+  int sets;
+  bool flush_l2;
+};
+Rotation rotation(double bytes_per_set, bool emulated, double l2_bytes);
+// The same on this process's GPU.
+Rotation rotation(double bytes_per_set, bool emulated);
 // What the rule is, for the benchmarks' JSON.
 std::string rotation_rule_text();
 

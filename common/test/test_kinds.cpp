@@ -193,6 +193,23 @@ TEST(InputRotation, FlushesTheL2ExactlyWhereTheCappedSetsFallShort) {
   EXPECT_FALSE(timing::flushes_l2(timing::kMinSets, 50.0 * (1 << 20), 50.0 * (1 << 20)));
 }
 
+// What the benchmarks and the stage programs ask for: the rule's sets and flush, or, for an emulated
+// kernel, the fewest sets and no flush whatever its size.
+TEST(InputRotation, RotationCombinesTheRuleAndTheEmulatedException) {
+  const double l2 = 50.0 * (1 << 20);
+  for (double per_set : {1e3, 1e5, 0.1 * l2, 3 * l2}) {
+    SCOPED_TRACE(per_set);
+    const timing::Rotation real = timing::rotation(per_set, false, l2);
+    EXPECT_EQ(real.sets, timing::input_sets(per_set, l2));
+    EXPECT_EQ(real.flush_l2, timing::flushes_l2(real.sets, per_set, l2));
+    const timing::Rotation emulated = timing::rotation(per_set, true, l2);
+    EXPECT_EQ(emulated.sets, timing::kMinSets);
+    EXPECT_FALSE(emulated.flush_l2);
+  }
+  EXPECT_TRUE(timing::rotation(1e3, false, l2).flush_l2);  // the small case the fallback exists for
+  EXPECT_THROW(timing::rotation(0, true, l2), std::invalid_argument);
+}
+
 TEST(InputRotation, FlushRuleRejectsNoBytesAndNoSets) {
   EXPECT_THROW(timing::flushes_l2(timing::kMaxSets, 0, 1e6), std::invalid_argument);
   EXPECT_THROW(timing::flushes_l2(timing::kMaxSets, -1e3, 1e6), std::invalid_argument);
