@@ -80,6 +80,9 @@ struct Slot {
   alignas(16) uint8_t sfb[kSfBlockBytes * kSfbAtoms];       // [B row block t][k-step j] atoms: all kBN rows
 };
 static_assert(sizeof(Slot) % 1024 == 0, "slots must keep the 1024-byte alignment of their tiles");
+// The full barrier expects sizeof(Slot) bytes per CTA: padding, which no copy writes, would never arrive.
+static_assert(sizeof(Slot) == sizeof(Slot::a) + sizeof(Slot::b) + sizeof(Slot::sfa) + sizeof(Slot::sfb),
+              "a slot is exactly the bytes its copies write");
 
 // The slot count: as many as both memories hold. Shared memory: the 227 KB a block may opt into
 // (sm_90 and sm_100), less the alignment slack, the barriers, and kStaticSmemMargin for static shared
