@@ -207,6 +207,9 @@ TEST(InputRotation, RotationCombinesTheRuleAndTheEmulatedException) {
     EXPECT_FALSE(emulated.flush_l2);
   }
   EXPECT_TRUE(timing::rotation(1e3, false, l2).flush_l2);  // the small case the fallback exists for
+  EXPECT_EQ(timing::rotation(1e3, false, l2).sets, timing::kMaxSets);
+  EXPECT_FALSE(timing::rotation(3 * l2, false, l2).flush_l2);  // large: rotation alone defeats the L2
+  EXPECT_EQ(timing::rotation(3 * l2, false, l2).sets, timing::kMinSets);
   EXPECT_THROW(timing::rotation(0, true, l2), std::invalid_argument);
 }
 
